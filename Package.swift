@@ -1,0 +1,42 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "blobd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blobd", targets: ["blobd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    ],
+    targets: [
+        // libmicrohttpd from Debian's libmicrohttpd-dev, with wrappers for its variadic calls.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        // Files, streams and the on-disk index. No HTTP.
+        .target(name: "BlobStore", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // HTTP semantics: routes, ranges, preconditions, problem+json.
+        .target(name: "BlobHTTP", dependencies: [
+            "MicroHTTPD", "BlobStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "blobd", dependencies: [
+            "BlobHTTP", "BlobStore", "MicroHTTPD",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore"]),
+        .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["BlobStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,26 @@
+/// The outcome of a conditional commit.
+public enum IndexCommit: Sendable, Equatable {
+    /// The key was new.
+    case created
+    /// The key held `previous`, which the new record replaced.
+    case replaced(previous: BlobRecord)
+}
+
+/// The key → record map. SQLite is the embedded default; the seam lets several blobd nodes
+/// share one index later. Conditions are decided inside the index's own transaction.
+public protocol BlobIndex: Sendable {
+    /// The record at `key`, if any.
+    func record(for key: BlobKey) throws(StoreError) -> BlobRecord?
+    /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
+    /// throws `.preconditionFailed` otherwise. Durable when it returns.
+    func commit(_ record: BlobRecord, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit
+    /// Removes the record at `key` if `condition` holds for it; returns the removed record.
+    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
+    func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord
+    /// Up to `limit` records in bytewise key order whose keys start with `prefix` and sort after `after`.
+    func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord]
+    /// Every version the index names, for recovery and fsck.
+    func allVersions() throws(StoreError) -> Set<String>
+    /// Number of blobs and their total size.
+    func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+}

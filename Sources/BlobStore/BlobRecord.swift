@@ -1,0 +1,48 @@
+/// What the index knows about one stored version of a blob.
+public struct BlobRecord: Sendable, Equatable {
+    /// The blob's key.
+    public var key: BlobKey
+    /// Server-chosen id of this version: its file name and its ETag. New on every commit.
+    public var version: String
+    /// Size in bytes.
+    public var size: UInt64
+    /// SHA-256 of the content (32 bytes).
+    public var sha256: [UInt8]
+    /// Media type given at upload.
+    public var contentType: String
+    /// Commit time, seconds since the Unix epoch.
+    public var modified: Int64
+
+    /// Creates a record.
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64) {
+        self.key = key
+        self.version = version
+        self.size = size
+        self.sha256 = sha256
+        self.contentType = contentType
+        self.modified = modified
+    }
+
+    /// The SHA-256 as lowercase hex.
+    public var sha256Hex: String { hex(sha256) }
+
+    /// The file path of this version, relative to the data directory's `blobs/` folder.
+    public var relativePath: String { Self.relativePath(of: version) }
+
+    /// `ab/cd/abcd…` for version `abcd…`: 65,536 folders keep each one small.
+    static func relativePath(of version: String) -> String {
+        let a = version.prefix(2), b = version.dropFirst(2).prefix(2)
+        return "\(a)/\(b)/\(version)"
+    }
+}
+
+/// Lowercase hex of `bytes`.
+public func hex(_ bytes: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    for byte in bytes {
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}

@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Thin POSIX helpers: EINTR retried, errno turned into `StoreError`.
+enum FileSystem {
+    /// Runs a system call until it does not fail with EINTR.
+    static func retrying(_ operation: String, _ call: () -> Int) throws(StoreError) -> Int {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw error(operation, errno)
+        }
+    }
+
+    /// The error for a failed call; a full disk or quota is `insufficientStorage`.
+    static func error(_ operation: String, _ code: Int32) -> StoreError {
+        code == ENOSPC || code == EDQUOT ? .insufficientStorage : .io(operation: operation, errno: code)
+    }
+
+    /// Writes all of `buffer` at the descriptor's current offset.
+    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws(StoreError) {
+        var done = 0
+        while done < buffer.count {
+            let rest = UnsafeRawBufferPointer(rebasing: buffer[done...])
+            done += try retrying("write") { write(descriptor, rest.baseAddress, rest.count) }
+        }
+    }
+
+    /// Opens `path`; the caller closes the returned descriptor.
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(StoreError) -> Int32 {
+        Int32(try retrying("open \(path)") { Int(Glibc.open(path, flags | O_CLOEXEC, mode)) })
+    }
+
+    /// fsync(2) of a file.
+    static func sync(_ descriptor: Int32) throws(StoreError) {
+        _ = try retrying("fsync") { Int(fsync(descriptor)) }
+    }
+
+    /// fsync(2) of a directory, so a rename or unlink in it is durable.
+    static func syncDirectory(_ path: String) throws(StoreError) {
+        let descriptor = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(descriptor) }
+        try sync(descriptor)
+    }
+
+    /// Creates a directory; returns false if it was already there.
+    @discardableResult
+    static func makeDirectory(_ path: String) throws(StoreError) -> Bool {
+        if mkdir(path, 0o755) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw error("mkdir \(path)", errno)
+    }
+
+    /// rename(2).
+    static func rename(_ from: String, _ to: String) throws(StoreError) {
+        _ = try retrying("rename \(from)") { Int(Glibc.rename(from, to)) }
+    }
+
+    /// unlink(2), ignoring a file that is already gone.
+    static func remove(_ path: String) {
+        _ = unlink(path)
+    }
+
+    /// Bytes available to unprivileged users on the file system holding `path`.
+    static func freeBytes(at path: String) -> UInt64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+    }
+
+    /// The names in a directory (without `.` and `..`).
+    static func contents(of path: String) -> [String] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// 16 random bytes as 32 lowercase hex digits.
+    static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+}

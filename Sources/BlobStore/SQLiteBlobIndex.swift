@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// The index in one SQLite file (WAL mode, `synchronous = FULL`), through GRDB.
+public final class SQLiteBlobIndex: BlobIndex {
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the index at `path`.
+    public init(path: String) throws(StoreError) {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // An acknowledged upload must survive power loss: fsync the WAL on every commit.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        configuration.busyMode = .timeout(30)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS blobs (
+                        key BLOB PRIMARY KEY,
+                        version TEXT NOT NULL,
+                        size INTEGER NOT NULL,
+                        sha256 BLOB NOT NULL,
+                        content_type TEXT NOT NULL,
+                        modified INTEGER NOT NULL
+                    ) WITHOUT ROWID
+                    """)
+            }
+        } catch {
+            throw .index("\(error)")
+        }
+    }
+
+    public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        try run { try pool.read { db in try Self.fetch(key, in: db) } }
+    }
+
+    public func commit(_ record: BlobRecord, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
+        let result: IndexCommit? = try run {
+            try pool.write { db in
+                let current = try Self.fetch(record.key, in: db)
+                guard condition(current) else { return nil }
+                try db.cachedStatement(sql: """
+                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
+                        sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified
+                    """).execute(arguments: [
+                        Data(record.key.bytes), record.version, Int64(record.size),
+                        Data(record.sha256), record.contentType, record.modified,
+                    ])
+                return current.map { .replaced(previous: $0) } ?? .created
+            }
+        }
+        guard let result else { throw .preconditionFailed }
+        return result
+    }
+
+    public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
+        let result: Result<BlobRecord, StoreError> = try run {
+            try pool.write { db in
+                guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
+                guard condition(current) else { return .failure(.preconditionFailed) }
+                try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
+                return .success(current)
+            }
+        }
+        return try result.get()
+    }
+
+    public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        // Keys are BLOBs, so SQLite compares them bytewise (memcmp), which is the listing order.
+        var sql = "SELECT * FROM blobs WHERE key >= ?"
+        var arguments: StatementArguments = [Data(prefix)]
+        if let after {
+            sql += " AND key > ?"
+            arguments += [Data(after)]
+        }
+        if let upper = Self.upperBound(of: prefix) {
+            sql += " AND key < ?"
+            arguments += [Data(upper)]
+        }
+        sql += " ORDER BY key LIMIT ?"
+        arguments += [limit]
+        return try run {
+            try pool.read { db in
+                try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(Self.record(from:))
+            }
+        }
+    }
+
+    public func allVersions() throws(StoreError) -> Set<String> {
+        try run { try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT version FROM blobs")) } }
+    }
+
+    public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
+        try run {
+            try pool.read { db in
+                let row = try Row.fetchOne(db, sql: "SELECT count(*), coalesce(sum(size), 0) FROM blobs")
+                return (row?[0] ?? 0, UInt64(row?[1] as Int64? ?? 0))
+            }
+        }
+    }
+
+    /// The smallest byte string greater than every string starting with `prefix`, or nil if none.
+    static func upperBound(of prefix: [UInt8]) -> [UInt8]? {
+        var bound = prefix
+        while let last = bound.last {
+            if last < 0xFF {
+                bound[bound.count - 1] = last + 1
+                return bound
+            }
+            bound.removeLast()
+        }
+        return nil
+    }
+
+    private static func fetch(_ key: BlobKey, in db: Database) throws -> BlobRecord? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM blobs WHERE key = ?"),
+                                   arguments: [Data(key.bytes)])
+        return row.flatMap(record(from:))
+    }
+
+    private static func record(from row: Row) -> BlobRecord? {
+        let keyBytes: Data = row["key"]
+        guard let key = try? BlobKey(validating: keyBytes) else { return nil }
+        let size: Int64 = row["size"]
+        let sha256: Data = row["sha256"]
+        return BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),
+                          sha256: Array(sha256), contentType: row["content_type"], modified: row["modified"])
+    }
+
+    private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .index("\(error)")
+        }
+    }
+}

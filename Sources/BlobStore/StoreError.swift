@@ -1,0 +1,41 @@
+/// Why a store operation failed. Named after the outcome; BlobHTTP maps each case to a status.
+public enum StoreError: Error, Equatable, Sendable {
+    /// The key breaks the key rules; the reason says which.
+    case invalidKey(String)
+    /// No blob at this key.
+    case notFound
+    /// The write's precondition (If-Match, If-None-Match, ...) did not hold.
+    case preconditionFailed
+    /// The blob is larger than the configured limit.
+    case tooLarge(limit: UInt64)
+    /// The body's SHA-256 differs from the digest the client announced.
+    case digestMismatch(expected: [UInt8], actual: [UInt8])
+    /// The disk is full, or free space would fall below the configured minimum.
+    case insufficientStorage
+    /// Another process holds the data directory.
+    case dataDirectoryLocked(path: String)
+    /// A system call failed; `operation` names it, `errno` says why.
+    case io(operation: String, errno: Int32)
+    /// The index could not be read or written.
+    case index(String)
+}
+
+extension StoreError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .invalidKey(let reason): "invalid key: \(reason)"
+        case .notFound: "no blob at this key"
+        case .preconditionFailed: "precondition failed"
+        case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
+        case .digestMismatch: "the body does not match its announced digest"
+        case .insufficientStorage: "not enough free space in the data directory"
+        case .dataDirectoryLocked(let path): "data directory \(path) is in use by another blobd"
+        case .io(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
+        case .index(let message): "index error: \(message)"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,100 @@
+/// A response to hand to libmicrohttpd.
+public struct HTTPResponse: Sendable {
+    /// Where the response body comes from.
+    public enum Body: Sendable {
+        /// No body (`Content-Length: 0`, or none for 204/304).
+        case empty
+        /// Bytes held in memory; for small bodies (JSON, problem details).
+        case bytes([UInt8])
+        /// `length` bytes of the open file `descriptor` from `offset`, sent with sendfile.
+        /// The response owns the descriptor from here on and closes it.
+        case file(descriptor: Int32, offset: UInt64, length: UInt64)
+        /// `length` bytes produced by `reader` in fixed-size blocks.
+        case stream(length: UInt64, reader: any HTTPBodyReader)
+
+        /// The number of body bytes this body produces.
+        public var length: UInt64 {
+            switch self {
+            case .empty: 0
+            case .bytes(let bytes): UInt64(bytes.count)
+            case .file(_, _, let length), .stream(let length, _): length
+            }
+        }
+    }
+
+    /// The status code.
+    public var status: Int
+    /// Header fields to send; libmicrohttpd adds Content-Length, Date and Connection itself.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// Creates a response.
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .empty) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Closes a file body's descriptor when the response is dropped without being sent.
+    public func discard() {
+        if case .file(let descriptor, _, _) = body {
+            _ = closeDescriptor(descriptor)
+        }
+    }
+}
+
+/// Produces a streamed response body on demand, one block at a time.
+public protocol HTTPBodyReader: AnyObject, Sendable {
+    /// Fills `buffer` with body bytes starting at body offset `position`; returns the number of
+    /// bytes written (at least 1), or nil when the body cannot be produced (the connection is closed).
+    func read(at position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int?
+}
+
+/// Receives a request body chunk by chunk, on the connection's worker thread.
+public protocol HTTPBodyConsumer: AnyObject {
+    /// Takes the next chunk. A failure is remembered and reported by `finish()`; the rest of
+    /// the body is then read and dropped, since no response can be sent while a body arrives.
+    func consume(_ chunk: UnsafeRawBufferPointer)
+    /// The body is complete: returns the response.
+    func finish() -> HTTPResponse
+    /// The client went away before the body was complete.
+    func abandon()
+}
+
+/// What to do with a request once its head has arrived.
+public enum HTTPRequestAction {
+    /// Answer now; any request body is never read (an early 413 or 412 goes out this way).
+    case respond(HTTPResponse)
+    /// Read the body into the consumer, then send what `finish()` returns.
+    case receive(any HTTPBodyConsumer)
+}
+
+/// What the server reports when a request is done.
+public struct HTTPRequestSummary: Sendable {
+    /// The request head.
+    public let head: HTTPRequestHead
+    /// The status sent, or nil if no response was queued.
+    public let status: Int?
+    /// Body bytes received.
+    public let bytesReceived: UInt64
+    /// Body bytes of the response queued.
+    public let bytesSent: UInt64
+    /// Seconds from the head's arrival to completion.
+    public let duration: Double
+    /// False when the connection broke or timed out before the response was complete.
+    public let completed: Bool
+}
+
+/// The application side of the server.
+public protocol HTTPHandler: Sendable {
+    /// Decides what to do with a request, given its head, before any body byte is read.
+    func handle(_ head: HTTPRequestHead) -> HTTPRequestAction
+    /// Called once per request when libmicrohttpd is done with it.
+    func requestCompleted(_ summary: HTTPRequestSummary)
+}
+
+extension HTTPHandler {
+    /// Default: nothing to report.
+    public func requestCompleted(_ summary: HTTPRequestSummary) {}
+}

@@ -1,0 +1,158 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the server listens and how many resources it may use.
+public struct HTTPServerConfiguration: Sendable {
+    /// IPv4 or IPv6 literal to bind to.
+    public var host: String
+    /// Port to bind to; 0 picks a free one.
+    public var port: UInt16
+    /// Worker threads; each serves its own connections.
+    public var threads: Int
+    /// Seconds an idle or stalled connection may live; 0 for no limit.
+    public var connectionTimeout: Int
+    /// Connections served at once; beyond this, new connections are refused.
+    public var maxConnections: Int
+    /// Bytes per connection for the request head and I/O buffers (bounds header size).
+    public var connectionMemory: Int
+
+    /// Creates a configuration.
+    public init(host: String, port: UInt16, threads: Int, connectionTimeout: Int = 60,
+                maxConnections: Int = 1024, connectionMemory: Int = 64 * 1024) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionTimeout = connectionTimeout
+        self.maxConnections = maxConnections
+        self.connectionMemory = connectionMemory
+    }
+}
+
+/// Why the server could not start.
+public enum HTTPServerError: Error, Equatable, CustomStringConvertible {
+    /// The host is not an IP address literal.
+    case invalidAddress(String)
+    /// libmicrohttpd could not start (port taken, no permission, ...).
+    case startFailed(host: String, port: UInt16)
+
+    public var description: String {
+        switch self {
+        case .invalidAddress(let host): "not an IP address: \(host)"
+        case .startFailed(let host, let port): "cannot listen on \(host):\(port) (address in use or not permitted)"
+        }
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: a polling thread plus a pool of worker threads.
+///
+/// `@unchecked Sendable` is sound: the daemon pointer is set once in `init`, and libmicrohttpd's
+/// quiesce/stop/info calls are safe from any thread; `stopped` guards the single stop.
+public final class HTTPServer: @unchecked Sendable {
+    private let daemon: OpaquePointer
+    private let context: Unmanaged<ServerContext>
+    private let stopped = Mutex(false)
+    private let listenSocket = Mutex<Int32>(-1)
+
+    /// The port the server is bound to.
+    public let port: UInt16
+
+    /// Starts serving `handler` at once.
+    public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws {
+        let context = Unmanaged.passRetained(ServerContext(handler: handler))
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+        let started: OpaquePointer? = try withSocketAddress(configuration.host, configuration.port) { address, isIPv6 in
+            if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+            return blobd_mhd_start(
+                flags, address,
+                accessHandler, context.toOpaque(),
+                requestCompleted, context.toOpaque(),
+                requestStarted, context.toOpaque(),
+                UInt32(max(1, configuration.threads)),
+                UInt32(max(0, configuration.connectionTimeout)),
+                UInt32(max(1, configuration.maxConnections)),
+                max(8 * 1024, configuration.connectionMemory))
+        }
+        guard let started else {
+            context.release()
+            throw HTTPServerError.startFailed(host: configuration.host, port: configuration.port)
+        }
+        self.daemon = started
+        self.context = context
+        self.port = blobd_mhd_bound_port(started)
+    }
+
+    /// Requests whose head has arrived and that are not complete yet.
+    public var requestsInFlight: Int { context.takeUnretainedValue().inFlight.load(ordering: .relaxed) }
+
+    /// Stops accepting new connections; connections already open are still served.
+    public func quiesce() {
+        listenSocket.withLock { socket in
+            guard socket < 0 else { return }
+            socket = MHD_quiesce_daemon(daemon)
+        }
+    }
+
+    /// Stops accepting, waits up to `grace` seconds for requests in flight, then closes every
+    /// connection and joins the worker threads.
+    public func shutdown(grace: Double) {
+        quiesce()
+        let deadline = monotonicSeconds() + grace
+        while requestsInFlight > 0 && monotonicSeconds() < deadline {
+            usleep(10_000)
+        }
+        stop()
+    }
+
+    /// Closes every connection and joins the worker threads. Idempotent.
+    public func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        MHD_stop_daemon(daemon)
+        context.release()
+        listenSocket.withLock { socket in
+            if socket >= 0 { _ = closeDescriptor(socket) }
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// Seconds on the monotonic clock.
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// close(2), ignoring EINTR (Linux closes the descriptor even then).
+@discardableResult
+func closeDescriptor(_ descriptor: Int32) -> Bool {
+    close(descriptor) == 0
+}
+
+/// Calls `body` with a sockaddr for an IPv4 or IPv6 literal.
+private func withSocketAddress<R>(_ host: String, _ port: UInt16,
+                                  _ body: (UnsafePointer<sockaddr>, Bool) -> R) throws -> R {
+    var v4 = sockaddr_in()
+    if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+        v4.sin_family = sa_family_t(AF_INET)
+        v4.sin_port = port.bigEndian
+        return withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, false) } }
+    }
+    var v6 = sockaddr_in6()
+    let literal = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    if inet_pton(AF_INET6, literal, &v6.sin6_addr) == 1 {
+        v6.sin6_family = sa_family_t(AF_INET6)
+        v6.sin6_port = port.bigEndian
+        return withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, true) } }
+    }
+    throw HTTPServerError.invalidAddress(host)
+}

@@ -1,0 +1,214 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the daemon's callbacks share: retained for the daemon's whole life.
+final class ServerContext: Sendable {
+    let handler: any HTTPHandler
+    let inFlight = Atomic<Int>(0)
+
+    init(handler: any HTTPHandler) {
+        self.handler = handler
+    }
+}
+
+/// One request's state, kept in libmicrohttpd's `*con_cls` from the first callback to the
+/// completion callback. Only the connection's worker thread touches it.
+final class RequestState {
+    /// The request target exactly as received, before libmicrohttpd splits or decodes it.
+    let target: [UInt8]
+    var head: HTTPRequestHead?
+    let started = monotonicSeconds()
+    var consumer: (any HTTPBodyConsumer)?
+    var bodyFinished = false
+    var status: Int?
+    var bytesReceived: UInt64 = 0
+    var bytesSent: UInt64 = 0
+
+    init(target: [UInt8]) {
+        self.target = target
+    }
+}
+
+/// The URI log callback: the first sight of a request, with its raw target. Its return value
+/// becomes `*con_cls`, so the request's state exists from here to the completion callback.
+let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+    guard let cls else { return nil }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    server.inFlight.add(1, ordering: .relaxed)
+    let state = RequestState(target: uri.map { bytes($0) } ?? [])
+    return Unmanaged.passRetained(state).toOpaque()
+}
+
+/// The access handler: first call with the head, then once per body chunk, then once with
+/// `*upload_data_size == 0` at the end of the body.
+let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, conCls in
+    guard let cls, let connection, let method, let version, let uploadDataSize, let conCls else {
+        return .NO
+    }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+    guard let pointer = conCls.pointee else { return .NO }
+    let state = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
+
+    if state.head == nil {
+        let head = readHead(connection, target: state.target, method: method, version: version)
+        state.head = head
+        switch server.handler.handle(head) {
+        case .respond(let response):
+            state.bodyFinished = true
+            return queue(response, on: connection, state: state)
+        case .receive(let consumer):
+            state.consumer = consumer
+            return .YES
+        }
+    }
+
+    let size = uploadDataSize.pointee
+    if size > 0 {
+        if let uploadData, !state.bodyFinished {
+            state.consumer?.consume(UnsafeRawBufferPointer(start: uploadData, count: size))
+            state.bytesReceived += UInt64(size)
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+    guard !state.bodyFinished, let consumer = state.consumer else { return .YES }
+    state.bodyFinished = true
+    return queue(consumer.finish(), on: connection, state: state)
+}
+
+/// The completion callback: fires once per request, also when the client went away. The one
+/// place where per-request state is released and an unfinished body is abandoned.
+let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, termination in
+    guard let cls, let conCls, let pointer = conCls.pointee else { return }
+    conCls.pointee = nil
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
+    if !state.bodyFinished {
+        state.consumer?.abandon()
+    }
+    server.inFlight.subtract(1, ordering: .relaxed)
+    guard let head = state.head else { return }
+    server.handler.requestCompleted(HTTPRequestSummary(
+        head: head, status: state.status,
+        bytesReceived: state.bytesReceived, bytesSent: state.bytesSent,
+        duration: monotonicSeconds() - state.started,
+        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK))
+}
+
+/// Hands `response` to libmicrohttpd for this connection.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
+    guard let mhdResponse = makeResponse(response.body) else { return .NO }
+    defer { MHD_destroy_response(mhdResponse) }
+    for (name, value) in response.headers {
+        _ = MHD_add_response_header(mhdResponse, name, value)
+    }
+    state.status = response.status
+    state.bytesSent = response.body.length
+    return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+}
+
+private func makeResponse(_ body: HTTPResponse.Body) -> OpaquePointer? {
+    switch body {
+    case .empty:
+        return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+    case .bytes(let bytes):
+        return bytes.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+    case .file(let descriptor, let offset, let length):
+        // On success libmicrohttpd owns the descriptor; on failure it is still ours to close.
+        guard let response = MHD_create_response_from_fd_at_offset64(length, descriptor, offset) else {
+            closeDescriptor(descriptor)
+            return nil
+        }
+        return response
+    case .stream(let length, let reader):
+        let box = Unmanaged.passRetained(ReaderBox(reader)).toOpaque()
+        guard let response = MHD_create_response_from_callback(length, 64 * 1024, readBody, box, releaseReader) else {
+            Unmanaged<ReaderBox>.fromOpaque(box).release()
+            return nil
+        }
+        return response
+    }
+}
+
+private final class ReaderBox {
+    let reader: any HTTPBodyReader
+    init(_ reader: any HTTPBodyReader) { self.reader = reader }
+}
+
+private let readBody: MHD_ContentReaderCallback = { cls, position, buffer, max in
+    guard let cls, let buffer, max > 0 else { return -2 }
+    let reader = Unmanaged<ReaderBox>.fromOpaque(cls).takeUnretainedValue().reader
+    guard let count = reader.read(at: position, into: UnsafeMutableRawBufferPointer(start: buffer, count: max)),
+          count > 0 else {
+        return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the connection is closed
+    }
+    return count
+}
+
+private let releaseReader: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<ReaderBox>.fromOpaque(cls).release()
+}
+
+// MARK: - Reading the request head
+
+private final class HeadCollector {
+    var headers: [(name: String, value: String)] = []
+}
+
+private func readHead(_ connection: OpaquePointer, target: [UInt8],
+                      method: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> HTTPRequestHead {
+    let collector = HeadCollector()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader,
+                                    Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return HTTPRequestHead(method: text(method), target: target, version: text(version),
+                           headers: collector.headers, remoteAddress: clientAddress(connection))
+}
+
+private let collectHeader: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+    guard let cls, let key else { return .YES }
+    let collector = Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue()
+    collector.headers.append((text(key, count: keySize), value.map { text($0, count: valueSize) } ?? ""))
+    return .YES
+}
+
+func bytes(_ pointer: UnsafePointer<CChar>, count: Int? = nil) -> [UInt8] {
+    let n = count ?? strlen(pointer)
+    return pointer.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) }
+}
+
+/// Header text: invalid UTF-8 (obs-text) becomes U+FFFD, which no header rule accepts.
+private func text(_ pointer: UnsafePointer<CChar>, count: Int? = nil) -> String {
+    String(decoding: bytes(pointer, count: count), as: UTF8.self)
+}
+
+private func clientAddress(_ connection: OpaquePointer) -> String {
+    guard let address = blobd_mhd_client_address(connection) else { return "-" }
+    var host = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+        return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+            var addr = v4.pointee.sin_addr
+            inet_ntop(AF_INET, &addr, &host, socklen_t(host.count))
+            return "\(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)):\(UInt16(bigEndian: v4.pointee.sin_port))"
+        }
+    case AF_INET6:
+        return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+            var addr = v6.pointee.sin6_addr
+            inet_ntop(AF_INET6, &addr, &host, socklen_t(host.count))
+            return "[\(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))]:\(UInt16(bigEndian: v6.pointee.sin6_port))"
+        }
+    default:
+        return "-"
+    }
+}
