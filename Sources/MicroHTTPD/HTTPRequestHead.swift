@@ -44,6 +44,13 @@ public struct HTTPRequestHead: Sendable {
         headers.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
     }
 
+    /// True when a body follows the head (a non-zero Content-Length, or Transfer-Encoding).
+    public var hasBody: Bool {
+        if self["Transfer-Encoding"] != nil { return true }
+        guard let length = self["Content-Length"] else { return false }
+        return length != "0"
+    }
+
     /// The first value of the header `name` (case-insensitive).
     public subscript(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveEquals(name) }?.value

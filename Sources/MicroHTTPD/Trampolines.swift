@@ -23,6 +23,8 @@ final class RequestState {
     var head: HTTPRequestHead?
     let started = monotonicSeconds()
     var consumer: (any HTTPBodyConsumer)?
+    /// A response decided from the head of a request without a body, queued on the next call.
+    var pending: HTTPResponse?
     var bodyFinished = false
     var status: Int?
     var bytesReceived: UInt64 = 0
@@ -60,6 +62,13 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         switch server.handler.handle(head) {
         case .respond(let response):
             state.bodyFinished = true
+            // libmicrohttpd keeps the connection alive only if the response is queued after
+            // the (empty) body has been read; with a body pending, answering now is the point
+            // (an early 413 or 412) and the connection is closed after it.
+            guard head.hasBody else {
+                state.pending = response
+                return .YES
+            }
             return queue(response, on: connection, state: state)
         case .receive(let consumer):
             state.consumer = consumer
@@ -76,6 +85,10 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         uploadDataSize.pointee = 0
         return .YES
     }
+    if let pending = state.pending {
+        state.pending = nil
+        return queue(pending, on: connection, state: state)
+    }
     guard !state.bodyFinished, let consumer = state.consumer else { return .YES }
     state.bodyFinished = true
     return queue(consumer.finish(), on: connection, state: state)
@@ -91,6 +104,7 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, terminati
     if !state.bodyFinished {
         state.consumer?.abandon()
     }
+    state.pending?.discard()
     server.inFlight.subtract(1, ordering: .relaxed)
     guard let head = state.head else { return }
     server.handler.requestCompleted(HTTPRequestSummary(

@@ -1,0 +1,57 @@
+import BlobStore
+import MicroHTTPD
+
+extension BlobService {
+    /// GET and HEAD of a blob: preconditions, then the whole blob, one range or several.
+    func read(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
+        let blob = try store.open(key)
+        let record = blob.record
+        let etag = EntityTag(version: record.version).headerValue
+        switch Preconditions(head).evaluate(current: record, safe: true) {
+        case .proceed: break
+        case .notModified: return HTTPResponse(status: 304, headers: [("ETag", etag)])
+        case .failed: throw StoreError.preconditionFailed
+        }
+
+        var headers: [(name: String, value: String)] = [
+            ("Accept-Ranges", "bytes"),
+            ("ETag", etag),
+            ("Last-Modified", HTTPDate.format(record.modified)),
+            ("Repr-Digest", DigestField.format(sha256: record.sha256)),
+        ]
+        switch rangePlan(head, record: record) {
+        case .full:
+            headers.append(("Content-Type", record.contentType))
+            let body: HTTPResponse.Body = record.size == 0 ? .empty
+                : .file(descriptor: try blob.duplicateDescriptor(), offset: 0, length: record.size)
+            return HTTPResponse(status: 200, headers: headers, body: body)
+        case .single(let range):
+            headers.append(("Content-Type", record.contentType))
+            headers.append(("Content-Range", range.contentRange(size: record.size)))
+            return HTTPResponse(status: 206, headers: headers,
+                                body: .file(descriptor: try blob.duplicateDescriptor(), offset: range.start, length: range.length))
+        case .multiple(let ranges):
+            let body = MultipartBody(blob: blob, ranges: ranges)
+            headers.append(("Content-Type", body.contentType))
+            return HTTPResponse(status: 206, headers: headers, body: .stream(length: body.length, reader: body))
+        case .unsatisfiable:
+            throw HTTPError.rangeNotSatisfiable(size: record.size)
+        }
+    }
+
+    /// The Range plan, or `.full` when there is no usable Range or If-Range does not match.
+    /// HEAD gets the same headers GET would (RFC 9110 §9.3.2), so ranges apply to it as well.
+    private func rangePlan(_ head: HTTPRequestHead, record: BlobRecord) -> RangePlan {
+        let values = head.values(of: "Range")
+        guard values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]) else { return .full }
+        if let ifRange = head["If-Range"] {
+            let validator = ifRange.trimmingOWS()
+            if let tag = EntityTag.parse(validator) {
+                guard tag.strongMatches(EntityTag(version: record.version)) else { return .full }
+            } else {
+                guard HTTPDate.parse(String(validator)) == record.modified else { return .full }
+            }
+        }
+        return RangePlan.plan(specs, size: record.size)
+    }
+}

@@ -1,0 +1,87 @@
+import BlobStore
+import MicroHTTPD
+
+extension BlobService {
+    /// PUT (at `key`) or POST (content-addressed, `key` nil): everything that can be decided from
+    /// the head is decided here, before any body byte is read; then the body streams to the store.
+    func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?) throws -> HTTPRequestAction {
+        let expectedSHA256 = try announcedSHA256(head)
+        let preconditions = Preconditions(head)
+        if let key, !preconditions.isEmpty,
+           preconditions.evaluate(current: try store.record(for: key), safe: false) == .failed {
+            throw StoreError.preconditionFailed
+        }
+        let contentLength = head["Content-Length"].flatMap { UInt64($0) }
+        let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
+        let contentType = head["Content-Type"].map { String($0.trimmingOWS()) } ?? ""
+        return .receive(UploadConsumer(
+            stream: stream, key: key,
+            contentType: contentType.isEmpty ? "application/octet-stream" : contentType,
+            condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+    }
+
+    /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
+    func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
+        let preconditions = Preconditions(head)
+        try store.delete(key, if: { preconditions.evaluate(current: $0, safe: false) == .proceed })
+        return HTTPResponse(status: 204)
+    }
+
+    /// The sha-256 of `Content-Digest` (or `Repr-Digest`, the same for an uncoded full PUT).
+    private func announcedSHA256(_ head: HTTPRequestHead) throws -> [UInt8]? {
+        var found: [UInt8]?
+        for name in ["Content-Digest", "Repr-Digest"] {
+            let values = head.values(of: name)
+            guard !values.isEmpty else { continue }
+            guard let digest = try DigestField.sha256(in: values.joined(separator: ", ")) else { continue }
+            if let found, found != digest {
+                throw HTTPError.badRequest("Content-Digest and Repr-Digest announce different sha-256 digests.")
+            }
+            found = digest
+        }
+        return found
+    }
+}
+
+/// Streams one request body into a `BlobWriteStream` and commits it at the end.
+final class UploadConsumer: HTTPBodyConsumer {
+    private let stream: BlobWriteStream
+    private let key: BlobKey?
+    private let contentType: String
+    private let condition: (BlobRecord?) -> Bool
+    private var failure: (any Error)?
+
+    init(stream: BlobWriteStream, key: BlobKey?, contentType: String, condition: @escaping (BlobRecord?) -> Bool) {
+        self.stream = stream
+        self.key = key
+        self.contentType = contentType
+        self.condition = condition
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        do {
+            try stream.write(chunk)
+        } catch {
+            failure = error
+        }
+    }
+
+    func finish() -> HTTPResponse {
+        if let failure { return Problem(failure).response }
+        do {
+            let stored = try stream.commit(as: key, contentType: contentType, if: condition)
+            let record = stored.record
+            return BlobService.jsonResponse(
+                status: stored.created ? 201 : 200, BlobService.json(record),
+                headers: [("ETag", EntityTag(version: record.version).headerValue),
+                          ("Location", BlobService.location(of: record.key))])
+        } catch {
+            return Problem(error).response
+        }
+    }
+
+    func abandon() {
+        stream.abandon()
+    }
+}

@@ -1,0 +1,13 @@
+/// Failures decided by the HTTP layer (the store's own failures are `StoreError`).
+public enum HTTPError: Error, Equatable, Sendable {
+    /// The request is well-formed HTTP but asks for something invalid; the detail says what.
+    case badRequest(String)
+    /// The request breaks HTTP/1.1 framing rules; the connection is closed after the answer.
+    case malformedMessage(String)
+    /// No such route.
+    case noRoute
+    /// The route exists but not for this method.
+    case methodNotAllowed(allowed: [String])
+    /// No requested range overlaps a blob of `size` bytes.
+    case rangeNotSatisfiable(size: UInt64)
+}

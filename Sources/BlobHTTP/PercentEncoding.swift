@@ -1,0 +1,73 @@
+/// Strict percent-decoding (RFC 3986 §2.1) and the encoding blobd uses in `Location`.
+public enum PercentEncoding {
+    /// Decodes `%XX` escapes. Returns nil when a `%` is not followed by two hex digits.
+    /// Nothing else is changed: `+` stays a plus, and the result may be any bytes (the caller
+    /// validates them).
+    public static func decode(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            index = bytes.index(after: index)
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
+            guard index != bytes.endIndex, let high = hexValue(bytes[index]) else { return nil }
+            index = bytes.index(after: index)
+            guard index != bytes.endIndex, let low = hexValue(bytes[index]) else { return nil }
+            index = bytes.index(after: index)
+            out.append(high << 4 | low)
+        }
+        return out
+    }
+
+    /// Encodes every byte outside RFC 3986's unreserved set, keeping `/` as the segment separator.
+    public static func encodePath(_ text: String) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for byte in text.utf8 {
+            if isUnreserved(byte) || byte == UInt8(ascii: "/") {
+                out.append(byte)
+            } else {
+                out.append(contentsOf: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Splits a raw query string into decoded name/value pairs (`a=1&b=2`). Returns nil when
+    /// an escape is invalid. A name without `=` has an empty value.
+    public static func decodeQuery(_ query: [UInt8]) -> [(name: String, value: [UInt8])]? {
+        var pairs: [(name: String, value: [UInt8])] = []
+        for part in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = part.firstIndex(of: UInt8(ascii: "="))
+            let rawName = equals.map { part[..<$0] } ?? part[...]
+            let rawValue = equals.map { part[part.index(after: $0)...] } ?? []
+            guard let name = decode(rawName), let value = decode(rawValue) else { return nil }
+            pairs.append((String(decoding: name, as: UTF8.self), value))
+        }
+        return pairs
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

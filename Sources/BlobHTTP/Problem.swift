@@ -1,0 +1,92 @@
+import BlobStore
+import MicroHTTPD
+
+/// RFC 9457 problem details, and the one place where an error becomes an HTTP status.
+public struct Problem: Equatable, Sendable {
+    /// The status code.
+    public let status: Int
+    /// A short slug naming the problem type (`digest-mismatch`).
+    public let slug: String
+    /// A short, human-readable summary of the type.
+    public let title: String
+    /// What happened in this request.
+    public let detail: String
+    /// Header fields the status requires (Allow, Content-Range, ...).
+    public var headers: [(name: String, value: String)] = []
+
+    /// The problem type URI.
+    public var type: String { "https://blobd.dev/problems/\(slug)" }
+
+    public static func == (lhs: Problem, rhs: Problem) -> Bool {
+        lhs.status == rhs.status && lhs.slug == rhs.slug && lhs.detail == rhs.detail
+    }
+
+    /// The error → status map: every error blobd answers goes through here.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as StoreError:
+            switch error {
+            case .invalidKey(let reason):
+                self.init(400, "invalid-key", "Invalid key", reason)
+            case .notFound:
+                self.init(404, "not-found", "Not found", "No blob is stored at this key.")
+            case .preconditionFailed:
+                self.init(412, "precondition-failed", "Precondition failed",
+                          "A precondition in If-Match, If-None-Match or If-Unmodified-Since does not hold.")
+            case .tooLarge(let limit):
+                self.init(413, "too-large", "Content too large", "The blob is larger than the limit of \(limit) bytes.")
+            case .digestMismatch(let expected, let actual):
+                self.init(400, "digest-mismatch", "Digest mismatch",
+                          "The body's sha-256 is \(DigestField.format(sha256: actual)), "
+                          + "not the announced \(DigestField.format(sha256: expected)); nothing was stored.")
+            case .insufficientStorage:
+                self.init(507, "insufficient-storage", "Insufficient storage",
+                          "The data directory does not have enough free space; nothing was stored.")
+            case .dataDirectoryLocked, .io, .index:
+                self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
+            }
+        case let error as HTTPError:
+            switch error {
+            case .badRequest(let detail):
+                self.init(400, "bad-request", "Bad request", detail)
+            case .malformedMessage(let detail):
+                self.init(400, "malformed-message", "Malformed HTTP message", detail)
+                headers = [("Connection", "close")]
+            case .noRoute:
+                self.init(404, "not-found", "Not found", "There is no resource at this path.")
+            case .methodNotAllowed(let allowed):
+                self.init(405, "method-not-allowed", "Method not allowed",
+                          "This resource supports \(allowed.joined(separator: ", ")).")
+                headers = [("Allow", allowed.joined(separator: ", "))]
+            case .rangeNotSatisfiable(let size):
+                self.init(416, "range-not-satisfiable", "Range not satisfiable",
+                          "No requested range overlaps the blob's \(size) bytes.")
+                headers = [("Content-Range", "bytes */\(size)")]
+            }
+        case let error as DigestField.Failure:
+            self.init(400, "invalid-digest", "Invalid digest field",
+                      error == .wrongLength ? "A sha-256 digest must be 32 bytes."
+                          : "Content-Digest must be a dictionary like sha-256=:BASE64:.")
+        default:
+            self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
+        }
+    }
+
+    private init(_ status: Int, _ slug: String, _ title: String, _ detail: String) {
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+    }
+
+    /// The `application/problem+json` response.
+    public var response: HTTPResponse {
+        let body = JSON.object([
+            ("type", .string(type)), ("title", .string(title)),
+            ("status", .number(Int64(status))), ("detail", .string(detail)),
+        ])
+        return HTTPResponse(status: status,
+                            headers: [("Content-Type", "application/problem+json")] + headers,
+                            body: .bytes(Array(body.serialized().utf8)))
+    }
+}

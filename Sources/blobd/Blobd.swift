@@ -1,0 +1,62 @@
+import ArgumentParser
+import BlobHTTP
+import BlobStore
+import Dispatch
+import Foundation
+import Logging
+import MicroHTTPD
+
+@main
+struct Blobd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blobd",
+        abstract: "A single-node HTTP blob service.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// `blobd [flags]`: serve a data directory over HTTP.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve blobs over HTTP (the default command).")
+
+    @Option(help: "Data directory (BLOBD_DATA_DIR; default ./data).") var dataDir: String?
+    @Option(help: "HOST:PORT to listen on; port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
+    @Option(help: "Largest blob accepted, in bytes (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
+    @Option(help: "File of 'TOKEN SCOPE[,SCOPE...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
+    @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
+    @Option(help: "Worker threads (BLOBD_THREADS; default the number of cores).") var threads: String?
+    @Option(help: "Seconds before an idle resumable upload is removed (BLOBD_UPLOAD_EXPIRY; default 86400).") var uploadExpiry: String?
+    @Option(help: "Refuse writes that would leave less free space than this, in bytes (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
+    @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
+    @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
+
+    func run() throws {
+        let configuration: Configuration
+        do {
+            configuration = try resolve(environment: ProcessInfo.processInfo.environment)
+        } catch let invalid as Configuration.Invalid {
+            throw ValidationError(invalid.description)
+        }
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        try BlobdServer.run(configuration)
+    }
+
+    /// Flags first, then `BLOBD_*` variables, then defaults.
+    func resolve(environment: [String: String]) throws -> Configuration {
+        var c = Configuration()
+        func value(_ flag: String?, _ name: String) -> String? {
+            Configuration.value(flag, name, environment: environment)
+        }
+        if let v = value(dataDir, "data-dir") { c.dataDirectory = v }
+        if let v = value(listen, "listen") { (c.host, c.port) = try Configuration.parseListen(v) }
+        if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try Configuration.parseNumber(v, "max-blob-size") }
+        if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
+        c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
+        if let v = value(threads, "threads") { c.threads = try Configuration.parseNumber(v, "threads", min: 1) }
+        if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try Configuration.parseNumber(v, "upload-expiry", min: 1) }
+        if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try Configuration.parseNumber(v, "min-free-bytes") }
+        if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try Configuration.parseNumber(v, "connection-timeout") }
+        if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        return c
+    }
+}

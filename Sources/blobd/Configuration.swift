@@ -1,0 +1,56 @@
+import Foundation
+
+/// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.
+struct Configuration: Sendable {
+    var dataDirectory = "./data"
+    var host = "127.0.0.1"
+    var port: UInt16 = 8080
+    var maxBlobSize: UInt64?
+    var tokensFile: String?
+    var publicRead = false
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+    var uploadExpiry = 24 * 3600
+    var minFreeBytes: UInt64 = 0
+    var connectionTimeout = 60
+    var maxConnections = 1024
+
+    /// Why the configuration is unusable.
+    struct Invalid: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Reads `name` as a flag value, else from the environment as `BLOBD_NAME`.
+    static func value(_ flag: String?, _ name: String, environment: [String: String]) -> String? {
+        flag ?? environment["BLOBD_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+    }
+
+    /// Parses `HOST:PORT` (`[::1]:8080` for IPv6).
+    static func parseListen(_ text: String) throws -> (host: String, port: UInt16) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw Invalid(description: "--listen must be HOST:PORT, got '\(text)'")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = UInt16(text[text.index(after: colon)...]) else {
+            throw Invalid(description: "--listen must be HOST:PORT with a port 0-65535, got '\(text)'")
+        }
+        return (host, port)
+    }
+
+    /// Parses a non-negative integer setting.
+    static func parseNumber<T: FixedWidthInteger>(_ text: String, _ name: String, min: T = 0) throws -> T {
+        guard let value = T(text), value >= min else {
+            throw Invalid(description: "--\(name) must be an integer ≥ \(min), got '\(text)'")
+        }
+        return value
+    }
+
+    /// Parses a boolean variable (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`).
+    static func parseBool(_ text: String, _ name: String) throws -> Bool {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off", "": return false
+        default: throw Invalid(description: "BLOBD_\(name.uppercased().replacingOccurrences(of: "-", with: "_")) must be true or false, got '\(text)'")
+        }
+    }
+}
