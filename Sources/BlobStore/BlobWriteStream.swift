@@ -70,7 +70,16 @@ public final class BlobWriteStream {
                 throw StoreError.digestMismatch(expected: expectedSHA256, actual: digest)
             }
             let blobKey: BlobKey
-            if let key { blobKey = key } else { blobKey = try BlobKey(hex(digest)) }
+            if let key {
+                blobKey = key
+            } else {
+                // Content-addressed: if these bytes are already stored, nothing needs writing.
+                blobKey = try BlobKey(hex(digest))
+                if let existing = try store.record(for: blobKey) {
+                    abandon()
+                    return StoredBlob(record: existing, created: false)
+                }
+            }
             try FileSystem.sync(descriptor)
             close(descriptor)
             descriptor = -1

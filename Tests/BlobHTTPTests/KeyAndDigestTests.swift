@@ -1,0 +1,75 @@
+import BlobStore
+import Testing
+@testable import BlobHTTP
+
+@Suite struct KeyDecodingTests {
+    func key(_ raw: String) throws -> BlobKey {
+        try BlobService.key(ArraySlice(raw.utf8))
+    }
+
+    @Test func decodesStrictly() throws {
+        #expect(try key("a/b.txt").rawValue == "a/b.txt")
+        #expect(try key("a%2Fb").rawValue == "a/b", "%2F decodes to a slash")
+        #expect(try key("a+b").rawValue == "a+b", "+ is a plus")
+        #expect(try key("caf%C3%A9").rawValue == "café")
+        #expect(try key("%E2%82%AC").bytes == [0xE2, 0x82, 0xAC])
+    }
+
+    @Test func keepsNormalisationForms() throws {
+        let nfc = try key("caf%C3%A9"), nfd = try key("cafe%CC%81")
+        #expect(nfc != nfd, "NFC and NFD spellings are two keys")
+        #expect(nfc.bytes != nfd.bytes)
+    }
+
+    @Test(arguments: ["", "%", "%2", "%zz", "a%G0", "a%00b", "%0A", "a%7F", "%FF", "%C3", "a//b", "/a", "a/", "./a", "a/..", "..",
+                      "a/./b", "%2E%2E"])
+    func rejects(_ raw: String) {
+        #expect(throws: (any Error).self) { try key(raw) }
+    }
+
+    @Test func lengthLimit() throws {
+        #expect(try key(String(repeating: "k", count: 1024)).bytes.count == 1024)
+        #expect(throws: StoreError.self) { try key(String(repeating: "k", count: 1025)) }
+        #expect(throws: StoreError.self) { try key(String(repeating: "%C3%A9", count: 513)) }
+    }
+
+    @Test func routes() throws {
+        guard case .blobs = try BlobService.route(Array("/v1/blobs".utf8)) else { Issue.record("collection"); return }
+        guard case .blob(let raw) = try BlobService.route(Array("/v1/blobs/a/b".utf8)) else { Issue.record("blob"); return }
+        #expect(Array(raw) == Array("a/b".utf8))
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/blobsx".utf8)) }
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/".utf8)) }
+    }
+
+    @Test func locationEncodesTheKey() throws {
+        #expect(BlobService.location(of: try BlobKey("a b/c%d")) == "/v1/blobs/a%20b/c%25d")
+    }
+
+    @Test func query() {
+        let pairs = PercentEncoding.decodeQuery(Array("prefix=a%2Fb&limit=5&after=x+y".utf8))
+        #expect(pairs?.map(\.name) == ["prefix", "limit", "after"])
+        #expect(pairs?.map(\.value) == [Array("a/b".utf8), Array("5".utf8), Array("x+y".utf8)])
+        #expect(PercentEncoding.decodeQuery(Array("prefix=%zz".utf8)) == nil)
+    }
+}
+
+@Suite struct DigestFieldTests {
+    let helloSHA256: [UInt8] = [0x58, 0x91, 0xb5, 0xb5, 0x22, 0xd5, 0xdf, 0x08, 0x6d, 0x0f, 0xf0, 0xb1, 0x10, 0xfb, 0xd9, 0xd2,
+                                0x1b, 0xb4, 0xfc, 0x71, 0x63, 0xaf, 0x34, 0xd0, 0x82, 0x86, 0xa2, 0xe8, 0x46, 0xf6, 0xbe, 0x03]
+
+    @Test func parsesSHA256() throws {
+        #expect(try DigestField.sha256(in: "sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=:") == helloSHA256)
+        #expect(try DigestField.sha256(in: "sha-512=:AAAA:, sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=:") == helloSHA256)
+        #expect(try DigestField.sha256(in: "sha-512=:AAAA:") == nil, "algorithms blobd does not verify are ignored")
+        #expect(DigestField.format(sha256: helloSHA256) == "sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=:")
+    }
+
+    @Test(arguments: ["sha-256", "sha-256=abc", "sha-256=:not base64!:", "=:AAAA:", "sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="])
+    func rejectsMalformed(_ value: String) {
+        #expect(throws: DigestField.Failure.malformed) { try DigestField.sha256(in: value) }
+    }
+
+    @Test func rejectsWrongLength() {
+        #expect(throws: DigestField.Failure.wrongLength) { try DigestField.sha256(in: "sha-256=:AAAA:") }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+@testable import BlobStore
+
+/// A fresh data directory per test, removed afterwards.
+final class TempDirectory {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "blobstore-test-" + UUID().uuidString
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+extension BlobStore {
+    func put(_ bytes: [UInt8], as key: String, contentType: String = "application/octet-stream",
+             if condition: (BlobRecord?) -> Bool = { _ in true }) throws -> StoredBlob {
+        let stream = try beginWrite(expectedSize: UInt64(bytes.count))
+        try bytes.withUnsafeBytes { try stream.write($0) }
+        return try stream.commit(as: BlobKey(key), contentType: contentType, if: condition)
+    }
+
+    func contents(of key: String) throws -> [UInt8] {
+        let blob = try open(BlobKey(key))
+        var out = [UInt8](repeating: 0, count: Int(blob.record.size))
+        var done = 0
+        while done < out.count {
+            let n = try out.withUnsafeMutableBytes { try blob.read(at: UInt64(done), into: UnsafeMutableRawBufferPointer(rebasing: $0[done...])) }
+            if n == 0 { break }
+            done += n
+        }
+        return out
+    }
+}
+
+func filesIn(_ path: String) -> [String] {
+    (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+}
+
+@Suite struct BlobStoreTests {
+    @Test func putThenGet() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let stored = try store.put(Array("hello\n".utf8), as: "a/b.txt", contentType: "text/plain")
+        #expect(stored.created)
+        #expect(stored.record.size == 6)
+        #expect(stored.record.sha256Hex == "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03")
+        #expect(try store.contents(of: "a/b.txt") == Array("hello\n".utf8))
+        #expect(try store.record(for: BlobKey("a/b.txt"))?.contentType == "text/plain")
+    }
+
+    @Test func emptyAndLargeBlobs() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        _ = try store.put([], as: "empty")
+        #expect(try store.contents(of: "empty") == [])
+        // Larger than the write buffer, written in odd-sized chunks.
+        let big = (0..<(BlobWriteStream.bufferSize * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let stream = try store.beginWrite()
+        var offset = 0
+        while offset < big.count {
+            let n = min(7919, big.count - offset)
+            try big[offset..<offset + n].withUnsafeBytes { try stream.write($0) }
+            offset += n
+        }
+        _ = try stream.commit(as: BlobKey("big"), contentType: "application/octet-stream")
+        #expect(try store.contents(of: "big") == big)
+    }
+
+    @Test func replaceKeepsOpenReadersOnTheOldVersion() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let first = try store.put(Array("version one".utf8), as: "k")
+        let reader = try store.open(BlobKey("k"))
+        let second = try store.put(Array("two".utf8), as: "k")
+        #expect(!second.created)
+        #expect(second.record.version != first.record.version)
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = try buffer.withUnsafeMutableBytes { try reader.read(at: 0, into: $0) }
+        #expect(Array(buffer[..<n]) == Array("version one".utf8))
+        #expect(try store.contents(of: "k") == Array("two".utf8))
+        // The old version's file is gone from the directory: one blob file remains.
+        #expect(filesIn(dir.path + "/blobs").count == 1)
+    }
+
+    @Test func deleteRemovesRecordAndFile() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        _ = try store.put([1, 2, 3], as: "k")
+        let removed = try store.delete(BlobKey("k"))
+        #expect(removed.size == 3)
+        #expect(try store.record(for: BlobKey("k")) == nil)
+        #expect(throws: StoreError.notFound) { try store.open(BlobKey("k")) }
+        #expect(throws: StoreError.notFound) { try store.delete(BlobKey("k")) }
+        #expect(filesIn(dir.path + "/blobs").isEmpty)
+    }
+
+    @Test func conditionalCommit() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        _ = try store.put([1], as: "k")
+        #expect(throws: StoreError.preconditionFailed) { try store.put([2], as: "k", if: { $0 == nil }) }
+        #expect(try store.contents(of: "k") == [1])
+        // The refused version leaves no file behind.
+        #expect(filesIn(dir.path + "/blobs").count == 1)
+        #expect(filesIn(dir.path + "/tmp").isEmpty)
+    }
+
+    @Test func abandonedUploadLeavesNoFile() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let stream = try store.beginWrite()
+        try [UInt8](repeating: 7, count: 300_000).withUnsafeBytes { try stream.write($0) }
+        #expect(filesIn(dir.path + "/tmp").count == 1)
+        stream.abandon()
+        #expect(filesIn(dir.path + "/tmp").isEmpty)
+        #expect(filesIn(dir.path + "/blobs").isEmpty)
+        #expect(try store.record(for: BlobKey("k")) == nil)
+    }
+
+    @Test func digestMismatchStoresNothing() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let stream = try store.beginWrite(expectedSHA256: [UInt8](repeating: 0, count: 32))
+        try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try stream.write($0) }
+        #expect {
+            try stream.commit(as: BlobKey("k"), contentType: "x")
+        } throws: { error in
+            if case StoreError.digestMismatch = error { return true }
+            return false
+        }
+        #expect(try store.record(for: BlobKey("k")) == nil)
+        #expect(filesIn(dir.path + "/tmp").isEmpty && filesIn(dir.path + "/blobs").isEmpty)
+    }
+
+    @Test func sizeLimit() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path, options: BlobStoreOptions(maxBlobSize: 10))
+        #expect(throws: StoreError.tooLarge(limit: 10)) { try store.beginWrite(expectedSize: 11) }
+        let stream = try store.beginWrite()
+        try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try stream.write($0) }
+        #expect(throws: StoreError.tooLarge(limit: 10)) { try [UInt8(1)].withUnsafeBytes { try stream.write($0) } }
+        #expect(filesIn(dir.path + "/tmp").isEmpty)
+    }
+
+    @Test func contentAddressed() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        func post(_ bytes: [UInt8]) throws -> StoredBlob {
+            let stream = try store.beginWrite()
+            try bytes.withUnsafeBytes { try stream.write($0) }
+            return try stream.commit(as: nil, contentType: "x")
+        }
+        let first = try post(Array("hello\n".utf8))
+        #expect(first.created)
+        #expect(first.record.key.rawValue == "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03")
+        let again = try post(Array("hello\n".utf8))
+        #expect(!again.created)
+        #expect(again.record == first.record)
+        #expect(filesIn(dir.path + "/blobs").count == 1)
+    }
+
+    @Test func indexSurvivesReopening() throws {
+        let dir = TempDirectory()
+        do {
+            let store = try BlobStore(directory: dir.path)
+            for i in 0..<50 { _ = try store.put(Array("blob \(i)".utf8), as: "k/\(i)") }
+        }
+        let reopened = try BlobStore(directory: dir.path)
+        for i in 0..<50 { #expect(try reopened.contents(of: "k/\(i)") == Array("blob \(i)".utf8)) }
+    }
+
+    @Test func reopeningRemovesTempFilesOfUnfinishedUploads() throws {
+        let dir = TempDirectory()
+        do {
+            let store = try BlobStore(directory: dir.path)
+            _ = try store.put([1], as: "kept")
+        }
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/orphan.part", contents: Data([1, 2, 3]))
+        let reopened = try BlobStore(directory: dir.path)
+        #expect(filesIn(dir.path + "/tmp").isEmpty)
+        #expect(try reopened.contents(of: "kept") == [1])
+    }
+
+    @Test func secondStoreOnTheSameDirectoryIsRefused() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        #expect(throws: StoreError.dataDirectoryLocked(path: dir.path)) { try BlobStore(directory: dir.path) }
+        withExtendedLifetime(store) {}
+    }
+
+    @Test func listingIsBytewiseWithPrefixAndCursor() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        // Bytewise order: "B" < "a" < "a/b" < "ab" < "é" (0xC3 0xA9) < "€" (0xE2 ...).
+        for key in ["é", "ab", "a", "B", "a/b", "€"] { _ = try store.put([1], as: key) }
+        #expect(try store.list(limit: 100).map(\.key.rawValue) == ["B", "a", "a/b", "ab", "é", "€"])
+        #expect(try store.list(prefix: Array("a".utf8), limit: 100).map(\.key.rawValue) == ["a", "a/b", "ab"])
+        #expect(try store.list(prefix: Array("a".utf8), after: Array("a".utf8), limit: 1).map(\.key.rawValue) == ["a/b"])
+        #expect(try store.list(after: Array("ab".utf8), limit: 100).map(\.key.rawValue) == ["é", "€"])
+    }
+
+    @Test(arguments: ["", ".", "..", "a/../b", "a//b", "/a", "a/", "a\u{0}b", "a\u{7F}", "a\nb"])
+    func invalidKeys(_ key: String) {
+        #expect(throws: StoreError.self) { try BlobKey(key) }
+    }
+
+    @Test func keyBytesAreNotNormalised() throws {
+        let nfc = try BlobKey("caf\u{E9}"), nfd = try BlobKey("cafe\u{301}")
+        #expect(nfc != nfd)
+        #expect(Set([nfc, nfd]).count == 2)
+    }
+}
