@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// Where the built `blobd` is: `$BLOBD_BIN`, else next to the test bundle in the build folder.
+func blobdExecutable() -> String {
+    if let path = ProcessInfo.processInfo.environment["BLOBD_BIN"] { return path }
+    let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var folder = URL(fileURLWithPath: testBinary).deletingLastPathComponent()
+    // The xctest bundle may be a directory holding the binary.
+    while !FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("blobd").path), folder.path != "/" {
+        folder.deleteLastPathComponent()
+    }
+    return folder.appendingPathComponent("blobd").path
+}
+
+/// A fresh temporary directory, removed on deinit.
+final class TempDir: Sendable {
+    let path: String
+    init(_ name: String = "blobd-e2e") {
+        path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes `bytes` to a file in the directory and returns its path.
+    func file(_ name: String, _ bytes: [UInt8]) -> String {
+        let file = path + "/" + name
+        _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        return file
+    }
+}
+
+/// Text shared between threads.
+final class LockedText: Sendable {
+    let value = Mutex("")
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The real `blobd`, launched on 127.0.0.1:0 with a temp data dir, killed on deinit.
+final class BlobdProcess: @unchecked Sendable {
+    let process = Process()
+    let dataDir: String
+    let port: Int
+    private let ownedDir: TempDir?
+    private let stderrText = LockedText()
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Starts blobd and waits for its `blobd listening on` line.
+    init(_ arguments: [String] = [], environment: [String: String] = [:], dataDir: String? = nil) throws {
+        let owned = dataDir == nil ? TempDir("blobd-data") : nil
+        ownedDir = owned
+        self.dataDir = dataDir ?? (owned?.path ?? "/tmp") + "/data"
+        process.executableURL = URL(fileURLWithPath: blobdExecutable())
+        process.arguments = ["--data-dir", self.dataDir, "--listen", "127.0.0.1:0"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("BLOBD_") }
+            .merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let text = stderrText
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil; return }
+            text.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        var found: Int?
+        while found == nil && Date() < deadline && process.isRunning {
+            found = text.value.withLock { text in
+                text.range(of: "blobd listening on http://127.0.0.1:").flatMap { range in
+                    Int(text[range.upperBound...].prefix { $0.isNumber })
+                }
+            }
+            if found == nil { usleep(5_000) }
+        }
+        guard let found else {
+            if process.isRunning { process.terminate() }
+            throw TestFailure("blobd did not start: \(text.value.withLock { $0 })")
+        }
+        port = found
+    }
+
+    /// Everything blobd wrote to stderr so far.
+    var stderr: String { stderrText.value.withLock { $0 } }
+
+    /// Sends `signal` and waits (bounded) for exit; returns the exit status, nil if still running.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 30) -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Runs a program to completion (bounded) and returns its exit status, stdout and stderr.
+@discardableResult
+func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = TempDir("blobd-run")
+    let outPath = out.path + "/out", errPath = out.path + "/err"
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: outPath)
+    process.standardError = FileHandle(forWritingAtPath: errPath)
+    let input = Pipe()
+    process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+    try process.run()
+    if let stdin {
+        input.fileHandleForWriting.write(Data(stdin))
+        try input.fileHandleForWriting.close()
+    }
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(2_000) }
+    if process.isRunning {
+        process.terminate()
+        throw TestFailure("\(executable) \(arguments) timed out")
+    }
+    let stdoutBytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data())
+    let stderrText = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, stdoutBytes, stderrText)
+}
