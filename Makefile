@@ -1,0 +1,35 @@
+# blobd: `make run` serves ./data on 127.0.0.1:8080, `make test` runs every test.
+# Both install what is missing on Debian first (apt-get, via sudo when not root).
+
+LISTEN   ?= 127.0.0.1:8080
+DATA_DIR ?= ./data
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config curl python3-pip
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps run build release test check-openapi clean
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+release: deps
+	swift build -c release
+
+run: release
+	.build/release/blobd --data-dir $(DATA_DIR) --listen $(LISTEN)
+
+build: deps
+	swift build
+
+check-openapi:
+	@python3 -c "import openapi_spec_validator" 2>/dev/null || python3 -m pip install -q openapi-spec-validator
+	python3 -c "from openapi_spec_validator import validate; from openapi_spec_validator.readers import read_from_filename; d,_=read_from_filename('openapi.yaml'); validate(d); print('openapi.yaml is valid OpenAPI 3.1')"
+
+test: build check-openapi
+	swift test
+
+clean:
+	rm -rf .build
