@@ -61,6 +61,21 @@ import Testing
         #expect(try curl([url]).status == 404)
     }
 
+    @Test func clientHangingUpMidBodyLeavesNoTrace() throws {
+        let blobd = try BlobdProcess()
+        let url = blobd.baseURL + "/v1/blobs/kept"
+        _ = try curl(["-X", "PUT", "--data-binary", "old version", url])
+        let head = "PUT /v1/blobs/kept HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
+        let connection = try RawConnection(port: blobd.port)
+        connection.send(Array(head.utf8) + testBytes(300_000))
+        let tmp = blobd.dataDir + "/tmp"
+        func tempFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: tmp))?.count ?? 0 }
+        #expect(eventually { tempFiles() == 1 }, "the upload is streaming into a temp file")
+        connection.hangUp()
+        #expect(eventually { tempFiles() == 0 }, "the temp file is removed when the client hangs up")
+        #expect(try curl([url]).text == "old version")
+    }
+
     @Test func restartKeepsEveryBlob() throws {
         let dir = TempDir()
         let dataDir = dir.path + "/data"

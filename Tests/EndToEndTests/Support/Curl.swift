@@ -77,3 +77,42 @@ func rawExchange(port: Int, _ request: [UInt8], timeout: Double = 5) throws -> S
     }
     return String(decoding: received, as: UTF8.self)
 }
+
+/// A raw client connection to 127.0.0.1, closed (hung up) on `hangUp()` or deinit.
+final class RawConnection {
+    private var fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw TestFailure("connect failed") }
+    }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func hangUp() {
+        if fd >= 0 { close(fd); fd = -1 }
+    }
+
+    deinit { hangUp() }
+}
+
+/// Polls `condition` until it holds or `seconds` pass; returns whether it held.
+@discardableResult
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        usleep(5_000)
+    }
+    return true
+}
