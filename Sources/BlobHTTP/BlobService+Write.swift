@@ -15,7 +15,7 @@ extension BlobService {
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
         let contentType = head["Content-Type"].map { String($0.trimmingOWS()) } ?? ""
         return .receive(UploadConsumer(
-            stream: stream, key: key,
+            service: self, stream: stream, key: key,
             contentType: contentType.isEmpty ? "application/octet-stream" : contentType,
             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
     }
@@ -45,17 +45,31 @@ extension BlobService {
 
 /// Streams one request body into a `BlobWriteStream` and commits it at the end.
 final class UploadConsumer: HTTPBodyConsumer {
+    private let service: BlobService
     private let stream: BlobWriteStream
     private let key: BlobKey?
     private let contentType: String
     private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
+    private var ended = false
 
-    init(stream: BlobWriteStream, key: BlobKey?, contentType: String, condition: @escaping (BlobRecord?) -> Bool) {
+    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, contentType: String,
+         condition: @escaping (BlobRecord?) -> Bool) {
+        self.service = service
         self.stream = stream
         self.key = key
         self.contentType = contentType
         self.condition = condition
+        service.metrics.uploadsInFlight(1)
+    }
+
+    deinit { end() }
+
+    /// Leaves the in-flight gauge exactly once.
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        service.metrics.uploadsInFlight(-1)
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -68,7 +82,8 @@ final class UploadConsumer: HTTPBodyConsumer {
     }
 
     func finish() -> HTTPResponse {
-        if let failure { return Problem(failure).response }
+        defer { end() }
+        if let failure { return service.failure(failure) }
         do {
             let stored = try stream.commit(as: key, contentType: contentType, if: condition)
             let record = stored.record
@@ -77,11 +92,12 @@ final class UploadConsumer: HTTPBodyConsumer {
                 headers: [("ETag", EntityTag(version: record.version).headerValue),
                           ("Location", BlobService.location(of: record.key))])
         } catch {
-            return Problem(error).response
+            return service.failure(error)
         }
     }
 
     func abandon() {
+        end()
         stream.abandon()
     }
 }

@@ -2,15 +2,23 @@ import BlobStore
 import Logging
 import MicroHTTPD
 
-/// The blobd HTTP API: routes each request to the store. Every failure becomes a `Problem`.
+/// The blobd HTTP API: authorizes each request and routes it to the store. Every failure
+/// becomes a `Problem` in `failure(_:)`.
 public final class BlobService: HTTPHandler {
     /// The store served.
     public let store: BlobStore
+    /// Who may do what.
+    public let access: AccessPolicy
+    /// Request and error counters.
+    public let metrics: Metrics
     let logger: Logger
 
     /// Serves `store`.
-    public init(store: BlobStore, logger: Logger = Logger(label: "blobd.http")) {
+    public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(),
+                logger: Logger = Logger(label: "blobd.http")) {
         self.store = store
+        self.access = access
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -19,12 +27,35 @@ public final class BlobService: HTTPHandler {
         case blobs
         case blob(rawKey: ArraySlice<UInt8>)
         case health
+        case ready
+        case metrics
 
         var allowedMethods: [String] {
             switch self {
             case .blobs: ["GET", "HEAD", "POST"]
             case .blob: ["GET", "HEAD", "PUT", "DELETE"]
-            case .health: ["GET", "HEAD"]
+            case .health, .ready, .metrics: ["GET", "HEAD"]
+            }
+        }
+
+        /// The scope a method needs on this route; nil for the operational endpoints.
+        func scope(for method: String) -> Scope? {
+            switch (self, method) {
+            case (.health, _), (.ready, _), (.metrics, _): nil
+            case (_, "GET"), (_, "HEAD"): .read
+            case (_, "DELETE"): .delete
+            default: .write
+            }
+        }
+
+        /// The route's label in metrics and logs.
+        var label: String {
+            switch self {
+            case .blobs: "/v1/blobs"
+            case .blob: "/v1/blobs/{key}"
+            case .health: "/healthz"
+            case .ready: "/readyz"
+            case .metrics: "/metrics"
             }
         }
     }
@@ -36,10 +67,17 @@ public final class BlobService: HTTPHandler {
             guard route.allowedMethods.contains(head.method) else {
                 throw HTTPError.methodNotAllowed(allowed: route.allowedMethods)
             }
+            if let scope = route.scope(for: head.method) {
+                try access.authorize(head, for: scope)
+            }
             switch (route, head.method) {
             case (.health, _):
-                return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")],
-                                             body: .bytes(Array("ok\n".utf8))))
+                return .respond(Self.textResponse("ok\n"))
+            case (.ready, _):
+                return .respond(try ready())
+            case (.metrics, _):
+                return .respond(Self.textResponse(metrics.render(blobs: try? store.totals()),
+                                                  contentType: "text/plain; version=0.0.4; charset=utf-8"))
             case (.blobs, "POST"):
                 return try receiveUpload(head, key: nil)
             case (.blobs, _):
@@ -52,8 +90,43 @@ public final class BlobService: HTTPHandler {
                 return .respond(try read(head, key: Self.key(rawKey)))
             }
         } catch {
-            return .respond(Problem(error).response)
+            return .respond(failure(error))
         }
+    }
+
+    /// The one way an error becomes a response: counted, logged when it is the server's fault.
+    func failure(_ error: any Error) -> HTTPResponse {
+        let problem = Problem(error)
+        metrics.recordError(kind: problem.slug)
+        if problem.status >= 500 {
+            logger.error("Request failed", metadata: ["error": "\(error)"])
+        }
+        return problem.response
+    }
+
+    /// Access log and metrics, once per request.
+    public func requestCompleted(_ summary: HTTPRequestSummary) {
+        let route = (try? Self.route(summary.head.path))
+        let label = route?.label ?? "other"
+        let method = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"].contains(summary.head.method)
+            ? summary.head.method : "OTHER"
+        metrics.recordRequest(method: method, route: label, status: summary.status, duration: summary.duration,
+                              received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
+        guard logger.logLevel <= .info else { return }
+        var metadata: Logger.Metadata = [
+            "http.method": "\(summary.head.method)",
+            "http.route": "\(label)",
+            "http.status": "\(summary.status.map(String.init) ?? "-")",
+            "http.bytes_received": "\(summary.bytesReceived)",
+            "http.bytes_sent": "\(summary.completed ? summary.bytesSent : 0)",
+            "http.duration_ms": "\((summary.duration * 1_000_000).rounded() / 1000)",
+            "client.address": "\(summary.head.remoteAddress)",
+        ]
+        if case .blob(let rawKey) = route {
+            metadata["blob.key"] = "\(String(decoding: PercentEncoding.decode(rawKey) ?? Array(rawKey), as: UTF8.self))"
+        }
+        if !summary.completed { metadata["http.aborted"] = "true" }
+        logger.info("request", metadata: metadata)
     }
 
     /// Maps a raw path to a route.
@@ -65,6 +138,8 @@ public final class BlobService: HTTPHandler {
             if rest.first == UInt8(ascii: "/") { return .blob(rawKey: rest.dropFirst()) }
         }
         if path.elementsEqual("/healthz".utf8) { return .health }
+        if path.elementsEqual("/readyz".utf8) { return .ready }
+        if path.elementsEqual("/metrics".utf8) { return .metrics }
         throw .noRoute
     }
 
@@ -74,6 +149,18 @@ public final class BlobService: HTTPHandler {
             throw HTTPError.badRequest("The key has an invalid percent-encoding (a % must be followed by two hex digits).")
         }
         return try BlobKey(validating: bytes)
+    }
+
+    /// 200 when the index answers, the data directory is writable and free space is above the minimum.
+    private func ready() throws -> HTTPResponse {
+        do {
+            try store.checkReady()
+        } catch StoreError.insufficientStorage {
+            throw HTTPError.unavailable("Free space in the data directory is below --min-free-bytes.")
+        } catch {
+            throw HTTPError.unavailable("The data directory or its index is not usable: \(error)")
+        }
+        return Self.textResponse("ready\n")
     }
 
     /// RFC 9112 framing rules that protect against request smuggling.
@@ -110,5 +197,10 @@ public final class BlobService: HTTPHandler {
     static func jsonResponse(status: Int, _ json: JSON, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
                      body: .bytes(Array(json.serialized().utf8)))
+    }
+
+    /// A 200 text response.
+    static func textResponse(_ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
     }
 }

@@ -8,6 +8,12 @@ public enum HTTPError: Error, Equatable, Sendable {
     case noRoute
     /// The route exists but not for this method.
     case methodNotAllowed(allowed: [String])
+    /// No token, or an unknown one.
+    case unauthorized(String)
+    /// The token lacks the named scope.
+    case forbidden(String)
+    /// The server cannot take requests right now; the detail says why.
+    case unavailable(String)
     /// No requested range overlaps a blob of `size` bytes.
     case rangeNotSatisfiable(size: UInt64)
 }

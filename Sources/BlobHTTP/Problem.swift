@@ -58,6 +58,14 @@ public struct Problem: Equatable, Sendable {
                 self.init(405, "method-not-allowed", "Method not allowed",
                           "This resource supports \(allowed.joined(separator: ", ")).")
                 headers = [("Allow", allowed.joined(separator: ", "))]
+            case .unauthorized(let detail):
+                self.init(401, "unauthorized", "Unauthorized", detail)
+                headers = [("WWW-Authenticate", "Bearer realm=\"blobd\"")]
+            case .forbidden(let scope):
+                self.init(403, "forbidden", "Forbidden", "The token lacks the '\(scope)' scope.")
+                headers = [("WWW-Authenticate", "Bearer realm=\"blobd\", error=\"insufficient_scope\", scope=\"\(scope)\"")]
+            case .unavailable(let detail):
+                self.init(503, "unavailable", "Service unavailable", detail)
             case .rangeNotSatisfiable(let size):
                 self.init(416, "range-not-satisfiable", "Range not satisfiable",
                           "No requested range overlaps the blob's \(size) bytes.")

@@ -65,6 +65,21 @@ public final class BlobStore: Sendable {
         if overflow || free < total { throw .insufficientStorage }
     }
 
+    /// Number of blobs and their total size, from the index.
+    public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
+        try index.totals()
+    }
+
+    /// Throws when the store cannot take writes: the index does not answer, the data directory
+    /// is not writable, or free space is below the minimum.
+    public func checkReady() throws(StoreError) {
+        _ = try index.record(for: BlobKey("readiness-probe"))
+        guard access(directory + "/tmp", W_OK) == 0, access(directory + "/blobs", W_OK) == 0 else {
+            throw .io(operation: "access \(directory)", errno: errno)
+        }
+        try checkFreeSpace()
+    }
+
     /// The current record at `key`.
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
         try index.record(for: key)

@@ -29,6 +29,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Refuse writes that would leave less free space than this, in bytes (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
+    @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
 
     func run() throws {
         let configuration: Configuration
@@ -37,7 +39,16 @@ struct Serve: ParsableCommand {
         } catch let invalid as Configuration.Invalid {
             throw ValidationError(invalid.description)
         }
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        if configuration.logFormat == "json" {
+            LoggingSystem.bootstrap { JSONLogHandler(label: $0, logLevel: level) }
+        } else {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
         try BlobdServer.run(configuration)
     }
 
@@ -57,6 +68,18 @@ struct Serve: ParsableCommand {
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try Configuration.parseNumber(v, "min-free-bytes") }
         if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try Configuration.parseNumber(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        if let v = value(logLevel, "log-level") {
+            guard Logger.Level(rawValue: v) != nil else {
+                throw Configuration.Invalid(description: "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(v)'")
+            }
+            c.logLevel = v
+        }
+        if let v = value(logFormat, "log-format") {
+            guard v == "text" || v == "json" else {
+                throw Configuration.Invalid(description: "--log-format must be text or json, got '\(v)'")
+            }
+            c.logFormat = v
+        }
         return c
     }
 }

@@ -26,13 +26,29 @@ enum BlobdServer {
             fail("blobd: cannot open the data directory \(configuration.dataDirectory): \(error)")
         }
 
+        let access: AccessPolicy
+        do {
+            access = try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead)
+        } catch {
+            fail("blobd: \(error)")
+        }
+        if access.isOpen {
+            logger.warning("No tokens file: every request is allowed (open access); use --tokens-file to require tokens")
+        } else {
+            logger.info("Tokens loaded", metadata: ["tokens.count": "\(access.tokenCount)", "public_read": "\(access.publicRead)"])
+            if access.tokensFileIsExposed {
+                logger.warning("The tokens file is readable by others than its owner; chmod 600 it",
+                               metadata: ["tokens.file": "\(configuration.tokensFile ?? "")"])
+            }
+        }
+
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 configuration: HTTPServerConfiguration(
                     host: configuration.host, port: configuration.port, threads: configuration.threads,
                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections),
-                handler: BlobService(store: store, logger: logger))
+                handler: BlobService(store: store, access: access, logger: logger))
         } catch {
             fail("blobd: \(error)")
         }
@@ -50,10 +66,21 @@ enum BlobdServer {
             source.resume()
             return source
         }
+        signal(SIGHUP, SIG_IGN)
+        let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        reload.setEventHandler {
+            do {
+                try access.reload()
+                logger.info("Tokens reloaded", metadata: ["tokens.count": "\(access.tokenCount)"])
+            } catch {
+                logger.error("Tokens file not reloaded; the previous tokens stay in force", metadata: ["error": "\(error)"])
+            }
+        }
+        reload.resume()
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         FileHandle.standardError.write(Data("blobd listening on http://\(shownHost):\(server.port)\n".utf8))
-        withExtendedLifetime(signals) { dispatchMain() }
+        withExtendedLifetime((signals, reload)) { dispatchMain() }
     }
 
     private static func fail(_ message: String) -> Never {

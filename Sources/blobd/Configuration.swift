@@ -13,6 +13,8 @@ struct Configuration: Sendable {
     var minFreeBytes: UInt64 = 0
     var connectionTimeout = 60
     var maxConnections = 1024
+    var logLevel = "info"
+    var logFormat = "text"
 
     /// Why the configuration is unusable.
     struct Invalid: Error, CustomStringConvertible {

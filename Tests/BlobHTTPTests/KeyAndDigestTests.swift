@@ -73,3 +73,22 @@ import Testing
         #expect(throws: DigestField.Failure.wrongLength) { try DigestField.sha256(in: "sha-256=:AAAA:") }
     }
 }
+
+@Suite struct TokensFileTests {
+    @Test func parsesLinesAndComments() throws {
+        let entries = try AccessPolicy.parse("# comment\n\nalpha read\nbeta read,write,delete # all\n\tgamma\tdelete\r\n")
+        #expect(entries.map(\.token) == ["alpha", "beta", "gamma"])
+        #expect(entries.map(\.scopes) == [[.read], [.read, .write, .delete], [.delete]])
+    }
+
+    @Test(arguments: ["alpha", "alpha read write", "alpha admin", "alpha read,,write"])
+    func rejectsBadLines(_ text: String) {
+        #expect(throws: AccessPolicy.TokensFileError.self) { try AccessPolicy.parse(text) }
+    }
+
+    @Test func constantTimeComparison() {
+        #expect(AccessPolicy.constantTimeEqual([1, 2, 3], [1, 2, 3]))
+        #expect(!AccessPolicy.constantTimeEqual([1, 2, 3], [1, 2, 4]))
+        #expect(!AccessPolicy.constantTimeEqual([1, 2], [1, 2, 3]))
+    }
+}

@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import MicroHTTPD
+import Synchronization
+
+/// What a token may do.
+public enum Scope: String, Sendable, CaseIterable {
+    case read, write, delete
+}
+
+/// Who may do what: bearer tokens from a tokens file, each with scopes. Without a tokens file
+/// every request is allowed. The file can be reloaded (SIGHUP) without dropping connections.
+public final class AccessPolicy: Sendable {
+    /// Why a tokens file was refused.
+    public struct TokensFileError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private struct Entry: Sendable {
+        /// SHA-256 of the token: comparisons run over fixed-size digests in constant time.
+        let digest: [UInt8]
+        let scopes: Set<Scope>
+    }
+
+    /// The tokens file, nil when access is open.
+    public let tokensFile: String?
+    /// GET, HEAD and the listing need no token.
+    public let publicRead: Bool
+    private let entries: Mutex<[Entry]>
+
+    /// Loads the tokens file (if any).
+    public init(tokensFile: String?, publicRead: Bool) throws(TokensFileError) {
+        self.tokensFile = tokensFile
+        self.publicRead = publicRead
+        self.entries = Mutex(try tokensFile.map(Self.load) ?? [])
+    }
+
+    /// Open access: no tokens file.
+    public var isOpen: Bool { tokensFile == nil }
+
+    /// Number of tokens loaded.
+    public var tokenCount: Int { entries.withLock { $0.count } }
+
+    /// Reads the tokens file again; on error the tokens in force stay as they were.
+    public func reload() throws(TokensFileError) {
+        guard let tokensFile else { return }
+        let fresh = try Self.load(tokensFile)
+        entries.withLock { $0 = fresh }
+    }
+
+    /// True when the tokens file can be read by others than its owner.
+    public var tokensFileIsExposed: Bool {
+        guard let tokensFile, let attributes = try? FileManager.default.attributesOfItem(atPath: tokensFile),
+              let mode = attributes[.posixPermissions] as? Int else { return false }
+        return mode & 0o077 != 0
+    }
+
+    /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`).
+    public func authorize(_ head: HTTPRequestHead, for scope: Scope) throws(HTTPError) {
+        guard !isOpen, !(publicRead && scope == .read) else { return }
+        guard let header = head["Authorization"] else { throw .unauthorized("This request needs a bearer token.") }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
+        }
+        let presented = Array(SHA256.hash(data: Array(parts[1].trimmingOWS().utf8)))
+        // Every entry is compared, whatever matches, so timing does not tell which token is near.
+        var granted: Set<Scope>?
+        for entry in entries.withLock({ $0 }) where Self.constantTimeEqual(entry.digest, presented) {
+            granted = entry.scopes
+        }
+        guard let granted else { throw .unauthorized("The bearer token is not known.") }
+        guard granted.contains(scope) else { throw .forbidden(scope.rawValue) }
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for i in a.indices { difference |= a[i] ^ b[i] }
+        return difference == 0
+    }
+
+    /// Parses `TOKEN SCOPE[,SCOPE...]` lines; `#` starts a comment.
+    static func parse(_ text: String) throws(TokensFileError) -> [(token: String, scopes: Set<Scope>)] {
+        var result: [(token: String, scopes: Set<Scope>)] = []
+        for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            if fields.isEmpty { continue }
+            guard fields.count == 2 else {
+                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN SCOPE[,SCOPE...]'")
+            }
+            var scopes: Set<Scope> = []
+            for name in fields[1].split(separator: ",", omittingEmptySubsequences: false) {
+                guard let scope = Scope(rawValue: String(name)) else {
+                    throw TokensFileError(description: "line \(number + 1): unknown scope '\(name)' (use read, write, delete)")
+                }
+                scopes.insert(scope)
+            }
+            result.append((String(fields[0]), scopes))
+        }
+        return result
+    }
+
+    private static func load(_ path: String) throws(TokensFileError) -> [Entry] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TokensFileError(description: "cannot read the tokens file \(path)")
+        }
+        return try parse(String(decoding: data, as: UTF8.self)).map {
+            Entry(digest: Array(SHA256.hash(data: Array($0.token.utf8))), scopes: $0.scopes)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Synchronization
+
+/// Counters and histograms, rendered in the Prometheus text format (version 0.0.4).
+public final class Metrics: Sendable {
+    /// Upper bounds of the request-duration histogram, in seconds.
+    static let durationBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
+
+    private struct RequestLabels: Hashable {
+        let method: String
+        let route: String
+        let status: String
+    }
+
+    private struct Histogram {
+        var counts = [UInt64](repeating: 0, count: Metrics.durationBuckets.count)
+        var sum = 0.0
+        var count: UInt64 = 0
+    }
+
+    private struct State {
+        var requests: [RequestLabels: UInt64] = [:]
+        var durations: [String: Histogram] = [:]
+        var bytesReceived: UInt64 = 0
+        var bytesSent: UInt64 = 0
+        var errors: [String: UInt64] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let uploadsInFlight = Atomic<Int>(0)
+
+    /// Creates empty metrics.
+    public init() {}
+
+    /// Counts a finished request.
+    public func recordRequest(method: String, route: String, status: Int?, duration: Double, received: UInt64, sent: UInt64) {
+        let labels = RequestLabels(method: method, route: route, status: status.map(String.init) ?? "none")
+        state.withLock { state in
+            state.requests[labels, default: 0] += 1
+            var histogram = state.durations[route] ?? Histogram()
+            if let bucket = Self.durationBuckets.firstIndex(where: { duration <= $0 }) { histogram.counts[bucket] += 1 }
+            histogram.sum += duration
+            histogram.count += 1
+            state.durations[route] = histogram
+            state.bytesReceived += received
+            state.bytesSent += sent
+        }
+    }
+
+    /// Counts an error answered with a problem of type `kind`.
+    public func recordError(kind: String) {
+        state.withLock { $0.errors[kind, default: 0] += 1 }
+    }
+
+    /// An upload started (+1) or ended (-1).
+    public func uploadsInFlight(_ delta: Int) {
+        uploadsInFlight.add(delta, ordering: .relaxed)
+    }
+
+    /// The exposition text; `blobs` adds the stored totals.
+    public func render(blobs: (count: Int, bytes: UInt64)?) -> String {
+        let state = state.withLock { $0 }
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        family("blobd_http_requests_total", "counter", "HTTP requests by method, route and status.")
+        for (labels, count) in state.requests.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+            out += "blobd_http_requests_total{method=\"\(labels.method)\",route=\"\(labels.route)\",status=\"\(labels.status)\"} \(count)\n"
+        }
+        family("blobd_http_request_duration_seconds", "histogram", "Time from request head to completion.")
+        for (route, histogram) in state.durations.sorted(by: { $0.key < $1.key }) {
+            var cumulative: UInt64 = 0
+            for (bound, count) in zip(Self.durationBuckets, histogram.counts) {
+                cumulative += count
+                out += "blobd_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            out += "blobd_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(histogram.count)\n"
+            out += "blobd_http_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)\n"
+            out += "blobd_http_request_duration_seconds_count{route=\"\(route)\"} \(histogram.count)\n"
+        }
+        family("blobd_http_received_bytes_total", "counter", "Request body bytes received.")
+        out += "blobd_http_received_bytes_total \(state.bytesReceived)\n"
+        family("blobd_http_sent_bytes_total", "counter", "Response body bytes sent.")
+        out += "blobd_http_sent_bytes_total \(state.bytesSent)\n"
+        family("blobd_uploads_in_flight", "gauge", "Uploads whose body is being received.")
+        out += "blobd_uploads_in_flight \(uploadsInFlight.load(ordering: .relaxed))\n"
+        family("blobd_errors_total", "counter", "Error responses by problem type.")
+        for (kind, count) in state.errors.sorted(by: { $0.key < $1.key }) {
+            out += "blobd_errors_total{kind=\"\(kind)\"} \(count)\n"
+        }
+        if let blobs {
+            family("blobd_blobs_stored", "gauge", "Blobs in the index.")
+            out += "blobd_blobs_stored \(blobs.count)\n"
+            family("blobd_blob_bytes_stored", "gauge", "Total size of the blobs in the index.")
+            out += "blobd_blob_bytes_stored \(blobs.bytes)\n"
+        }
+        return out
+    }
+}
