@@ -3,7 +3,7 @@
 
 LISTEN   ?= 127.0.0.1:8080
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config curl python3-pip
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-pip
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps run build release test check-openapi clean

@@ -9,18 +9,19 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libmicrohttpd from Debian's libmicrohttpd-dev, with wrappers for its variadic calls.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // OpenSSL's libcrypto from Debian's libssl-dev: SHA-256 whose state can be saved.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
         // Files, streams and the on-disk index. No HTTP.
         .target(name: "BlobStore", dependencies: [
-            .product(name: "Crypto", package: "swift-crypto"),
+            "CCrypto",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),

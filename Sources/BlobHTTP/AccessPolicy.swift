@@ -1,4 +1,5 @@
-import Crypto
+
+import BlobStore
 import Foundation
 import MicroHTTPD
 import Synchronization
@@ -63,7 +64,7 @@ public final class AccessPolicy: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
         }
-        let presented = Array(SHA256.hash(data: Array(parts[1].trimmingOWS().utf8)))
+        let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
         // Every entry is compared, whatever matches, so timing does not tell which token is near.
         var granted: Set<Scope>?
         for entry in entries.withLock({ $0 }) where Self.constantTimeEqual(entry.digest, presented) {
@@ -107,7 +108,7 @@ public final class AccessPolicy: Sendable {
             throw TokensFileError(description: "cannot read the tokens file \(path)")
         }
         return try parse(String(decoding: data, as: UTF8.self)).map {
-            Entry(digest: Array(SHA256.hash(data: Array($0.token.utf8))), scopes: $0.scopes)
+            Entry(digest: SHA256Hasher.hash(Array($0.token.utf8)), scopes: $0.scopes)
         }
     }
 }

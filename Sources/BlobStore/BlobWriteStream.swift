@@ -1,4 +1,4 @@
-import Crypto
+
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +17,7 @@ public final class BlobWriteStream {
     private var descriptor: Int32
     private let buffer: UnsafeMutableRawBufferPointer
     private var buffered = 0
-    private var hasher = SHA256()
+    private var hasher = SHA256Hasher()
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
 
@@ -65,7 +65,7 @@ public final class BlobWriteStream {
         guard descriptor >= 0 else { throw .io(operation: "commit", errno: EBADF) }
         do throws(StoreError) {
             try flush()
-            let digest = Array(hasher.finalize())
+            let digest = hasher.finalize()
             if let expectedSHA256, expectedSHA256 != digest {
                 throw StoreError.digestMismatch(expected: expectedSHA256, actual: digest)
             }
@@ -104,7 +104,7 @@ public final class BlobWriteStream {
     private func flush() throws(StoreError) {
         guard buffered > 0 else { return }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
-        hasher.update(bufferPointer: chunk)
+        hasher.update(chunk)
         try FileSystem.writeAll(descriptor, chunk)
         buffered = 0
     }
