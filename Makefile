@@ -3,10 +3,10 @@
 
 LISTEN   ?= 127.0.0.1:8080
 DATA_DIR ?= ./data
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-pip
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-pip python3-yaml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps run build release test check-openapi clean
+.PHONY: deps python-deps run build release test check-openapi check-deploy clean
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -24,11 +24,17 @@ run: release
 build: deps
 	swift build
 
-check-openapi:
-	@python3 -c "import openapi_spec_validator" 2>/dev/null || python3 -m pip install -q openapi-spec-validator
+python-deps:
+	@python3 -c "import openapi_spec_validator, tusclient, yaml" 2>/dev/null || \
+		python3 -m pip install -q openapi-spec-validator tuspy pyyaml
+
+check-openapi: python-deps
 	python3 -c "from openapi_spec_validator import validate; from openapi_spec_validator.readers import read_from_filename; d,_=read_from_filename('openapi.yaml'); validate(d); print('openapi.yaml is valid OpenAPI 3.1')"
 
-test: build check-openapi
+check-deploy: build
+	deploy/check.sh
+
+test: build check-openapi check-deploy
 	swift test
 
 clean:

@@ -51,9 +51,10 @@ public final class AccessPolicy: Sendable {
 
     /// True when the tokens file can be read by others than its owner.
     public var tokensFileIsExposed: Bool {
-        guard let tokensFile, let attributes = try? FileManager.default.attributesOfItem(atPath: tokensFile),
-              let mode = attributes[.posixPermissions] as? Int else { return false }
-        return mode & 0o077 != 0
+        var info = stat()
+        // stat, not lstat: a symlinked tokens file is judged by the file it points to.
+        guard let tokensFile, stat(tokensFile, &info) == 0 else { return false }
+        return info.st_mode & 0o077 != 0
     }
 
     /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`).

@@ -11,14 +11,17 @@ public final class BlobService: HTTPHandler {
     public let access: AccessPolicy
     /// Request and error counters.
     public let metrics: Metrics
+    /// Seconds a resumable upload may sit idle before it expires.
+    public let uploadLifetime: Int64
     let logger: Logger
 
     /// Serves `store`.
-    public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(),
+    public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 logger: Logger = Logger(label: "blobd.http")) {
         self.store = store
         self.access = access
         self.metrics = metrics
+        self.uploadLifetime = uploadLifetime
         self.logger = logger
     }
 
@@ -26,6 +29,8 @@ public final class BlobService: HTTPHandler {
     enum Route {
         case blobs
         case blob(rawKey: ArraySlice<UInt8>)
+        case uploads
+        case upload(id: String)
         case health
         case ready
         case metrics
@@ -34,6 +39,8 @@ public final class BlobService: HTTPHandler {
             switch self {
             case .blobs: ["GET", "HEAD", "POST"]
             case .blob: ["GET", "HEAD", "PUT", "DELETE"]
+            case .uploads: ["POST", "OPTIONS"]
+            case .upload: ["HEAD", "PATCH", "DELETE", "OPTIONS"]
             case .health, .ready, .metrics: ["GET", "HEAD"]
             }
         }
@@ -41,7 +48,8 @@ public final class BlobService: HTTPHandler {
         /// The scope a method needs on this route; nil for the operational endpoints.
         func scope(for method: String) -> Scope? {
             switch (self, method) {
-            case (.health, _), (.ready, _), (.metrics, _): nil
+            case (.health, _), (.ready, _), (.metrics, _), (_, "OPTIONS"): nil
+            case (.uploads, _), (.upload, _): .write
             case (_, "GET"), (_, "HEAD"): .read
             case (_, "DELETE"): .delete
             default: .write
@@ -53,6 +61,8 @@ public final class BlobService: HTTPHandler {
             switch self {
             case .blobs: "/v1/blobs"
             case .blob: "/v1/blobs/{key}"
+            case .uploads: "/v1/uploads"
+            case .upload: "/v1/uploads/{id}"
             case .health: "/healthz"
             case .ready: "/readyz"
             case .metrics: "/metrics"
@@ -61,9 +71,12 @@ public final class BlobService: HTTPHandler {
     }
 
     public func handle(_ head: HTTPRequestHead) -> HTTPRequestAction {
+        var isTus = false
         do {
             try checkFraming(head)
             let route = try Self.route(head.path)
+            if case .uploads = route { isTus = true }
+            if case .upload = route { isTus = true }
             guard route.allowedMethods.contains(head.method) else {
                 throw HTTPError.methodNotAllowed(allowed: route.allowedMethods)
             }
@@ -71,6 +84,8 @@ public final class BlobService: HTTPHandler {
                 try access.authorize(head, for: scope)
             }
             switch (route, head.method) {
+            case (.uploads, _), (.upload, _):
+                return try tus(head, route)
             case (.health, _):
                 return .respond(Self.textResponse("ok\n"))
             case (.ready, _):
@@ -90,7 +105,9 @@ public final class BlobService: HTTPHandler {
                 return .respond(try read(head, key: Self.key(rawKey)))
             }
         } catch {
-            return .respond(failure(error))
+            var response = failure(error)
+            if isTus { response.headers.append(Self.tusResumable) }
+            return .respond(response)
         }
     }
 
@@ -136,6 +153,14 @@ public final class BlobService: HTTPHandler {
             let rest = path[prefix.count...]
             if rest.isEmpty { return .blobs }
             if rest.first == UInt8(ascii: "/") { return .blob(rawKey: rest.dropFirst()) }
+        }
+        let uploads = Array("/v1/uploads".utf8)
+        if path.starts(with: uploads) {
+            let rest = path[uploads.count...]
+            if rest.isEmpty { return .uploads }
+            if rest.first == UInt8(ascii: "/"), rest.count > 1 {
+                return .upload(id: String(decoding: rest.dropFirst(), as: UTF8.self))
+            }
         }
         if path.elementsEqual("/healthz".utf8) { return .health }
         if path.elementsEqual("/readyz".utf8) { return .ready }

@@ -12,6 +12,10 @@ public enum HTTPError: Error, Equatable, Sendable {
     case unauthorized(String)
     /// The token lacks the named scope.
     case forbidden(String)
+    /// The request body's media type is not the one this route takes.
+    case unsupportedMediaType(String)
+    /// A tus request without `Tus-Resumable: 1.0.0`.
+    case tusVersionUnsupported
     /// The server cannot take requests right now; the detail says why.
     case unavailable(String)
     /// No requested range overlaps a blob of `size` bytes.

@@ -42,6 +42,22 @@ public struct Problem: Equatable, Sendable {
             case .insufficientStorage:
                 self.init(507, "insufficient-storage", "Insufficient storage",
                           "The data directory does not have enough free space; nothing was stored.")
+            case .uploadNotFound:
+                self.init(404, "upload-not-found", "Upload not found", "No resumable upload has this id.")
+            case .uploadExpired:
+                self.init(410, "upload-expired", "Upload expired", "The upload was idle past its expiry and was removed.")
+            case .offsetMismatch(let current):
+                self.init(409, "offset-mismatch", "Offset mismatch",
+                          "Upload-Offset must be the upload's current offset, \(current).")
+                headers = [("Upload-Offset", String(current))]
+            case .uploadBusy:
+                self.init(423, "upload-locked", "Upload locked", "Another request is writing to this upload; retry when it ends.")
+            case .lengthConflict:
+                self.init(400, "length-conflict", "Length conflict",
+                          "Upload-Length differs from the upload's length, or is smaller than what has arrived.")
+            case .checksumMismatch:
+                self.init(460, "checksum-mismatch", "Checksum mismatch",
+                          "The request body does not match Upload-Checksum; it was discarded and the offset is unchanged.")
             case .dataDirectoryLocked, .io, .index:
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }
@@ -64,6 +80,12 @@ public struct Problem: Equatable, Sendable {
             case .forbidden(let scope):
                 self.init(403, "forbidden", "Forbidden", "The token lacks the '\(scope)' scope.")
                 headers = [("WWW-Authenticate", "Bearer realm=\"blobd\", error=\"insufficient_scope\", scope=\"\(scope)\"")]
+            case .unsupportedMediaType(let detail):
+                self.init(415, "unsupported-media-type", "Unsupported media type", detail)
+            case .tusVersionUnsupported:
+                self.init(412, "tus-version", "Unsupported tus version",
+                          "This request needs the header Tus-Resumable: 1.0.0, the version blobd speaks.")
+                headers = [("Tus-Version", "1.0.0")]
             case .unavailable(let detail):
                 self.init(503, "unavailable", "Service unavailable", detail)
             case .rangeNotSatisfiable(let size):

@@ -12,8 +12,10 @@ public protocol BlobIndex: Sendable {
     /// The record at `key`, if any.
     func record(for key: BlobKey) throws(StoreError) -> BlobRecord?
     /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
-    /// throws `.preconditionFailed` otherwise. Durable when it returns.
-    func commit(_ record: BlobRecord, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit
+    /// throws `.preconditionFailed` otherwise. In the same transaction, marks the resumable upload
+    /// `completingUpload` (if any) complete at this key. Durable when it returns.
+    func commit(_ record: BlobRecord, completingUpload: String?,
+                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit
     /// Removes the record at `key` if `condition` holds for it; returns the removed record.
     /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
     func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord
@@ -23,4 +25,18 @@ public protocol BlobIndex: Sendable {
     func allVersions() throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+}
+
+/// The resumable uploads (tus) the index keeps, so they survive restarts.
+public protocol UploadIndex: Sendable {
+    /// Adds a new upload.
+    func insert(_ upload: UploadRecord) throws(StoreError)
+    /// The upload with this id, if any.
+    func upload(_ id: String) throws(StoreError) -> UploadRecord?
+    /// Saves an upload's progress (offset, hash state, length, expiry).
+    func save(_ upload: UploadRecord) throws(StoreError)
+    /// Forgets an upload.
+    func removeUpload(_ id: String) throws(StoreError)
+    /// Ids of uploads whose expiry is at or before `now`.
+    func expiredUploads(now: Int64) throws(StoreError) -> [String]
 }

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -26,8 +27,11 @@ public final class BlobStore: Sendable {
     /// The limits in force.
     public let options: BlobStoreOptions
     let index: any BlobIndex
+    let uploadIndex: any UploadIndex
     private let lock: DataDirectoryLock
-    private let logger: Logger
+    let logger: Logger
+    /// Uploads with an append (or termination) in progress.
+    private let busyUploads = Mutex<Set<String>>([])
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the index.
@@ -40,7 +44,10 @@ public final class BlobStore: Sendable {
         self.lock = try DataDirectoryLock(directory: directory)
         try FileSystem.makeDirectory(directory + "/blobs")
         try FileSystem.makeDirectory(directory + "/tmp")
-        self.index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
+        try FileSystem.makeDirectory(directory + "/uploads")
+        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
+        self.index = index
+        self.uploadIndex = index
         removeTempFiles()
     }
 
@@ -112,23 +119,35 @@ public final class BlobStore: Sendable {
         try index.list(prefix: prefix, after: after, limit: limit)
     }
 
-    /// Moves a fsynced temp file into place and commits it to the index.
-    func install(tempPath: String, record: BlobRecord, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
+    /// Moves a fsynced file into place and commits it to the index (in the same transaction as
+    /// marking `completingUpload` complete, when given).
+    func install(file: String, record: BlobRecord, completingUpload: String? = nil,
+                 if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let path = path(of: record)
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         try makeFolders(for: folder)
-        try FileSystem.rename(tempPath, path)
+        try FileSystem.rename(file, path)
         do {
             try FileSystem.syncDirectory(folder)
-            let outcome = try index.commit(record, if: condition)
+            let outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
             if case .replaced(let previous) = outcome {
                 FileSystem.remove(self.path(of: previous))
             }
             return StoredBlob(record: record, created: outcome == .created)
         } catch {
-            FileSystem.remove(path)
+            // An upload's data goes back where it was, so the upload can still complete.
+            if completingUpload != nil { try? FileSystem.rename(path, file) } else { FileSystem.remove(path) }
             throw error
         }
+    }
+
+    /// Marks an upload busy; false if it already is.
+    func claimUpload(_ id: String) -> Bool {
+        busyUploads.withLock { $0.insert(id).inserted }
+    }
+
+    func releaseUpload(_ id: String) {
+        _ = busyUploads.withLock { $0.remove(id) }
     }
 
     /// The file holding `record`'s version.

@@ -1,5 +1,3 @@
-
-
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,52 +7,35 @@ import Glibc
 ///
 /// Used by one thread at a time (the connection's worker), so it needs no lock.
 public final class BlobWriteStream {
-    /// Bytes gathered before each write(2): large writes, and SHA-256 fed from the same buffer.
-    static let bufferSize = 256 * 1024
-
     private let store: BlobStore
     private let tempPath: String
-    private var descriptor: Int32
-    private let buffer: UnsafeMutableRawBufferPointer
-    private var buffered = 0
-    private var hasher = SHA256Hasher()
+    private let writer: HashingFileWriter
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
 
     /// Bytes accepted so far.
-    public private(set) var size: UInt64 = 0
+    public var size: UInt64 { writer.size }
 
+    /// Takes ownership of `descriptor`, a new empty file at `tempPath`.
     init(store: BlobStore, tempPath: String, descriptor: Int32, limit: UInt64?, expectedSHA256: [UInt8]?) {
         self.store = store
         self.tempPath = tempPath
-        self.descriptor = descriptor
+        self.writer = HashingFileWriter(descriptor: descriptor)
         self.limit = limit
         self.expectedSHA256 = expectedSHA256
-        self.buffer = .allocate(byteCount: Self.bufferSize, alignment: 4096)
     }
 
-    deinit {
-        abandon()
-        buffer.deallocate()
-    }
+    deinit { abandon() }
 
     /// Appends bytes. Throws `.tooLarge` past the size limit and `.insufficientStorage` when the
     /// disk is full; the stream is then abandoned.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        guard descriptor >= 0 else { throw .io(operation: "write", errno: EBADF) }
-        size += UInt64(bytes.count)
-        if let limit, size > limit {
+        do throws(StoreError) {
+            if let limit, writer.size + UInt64(bytes.count) > limit { throw StoreError.tooLarge(limit: limit) }
+            try writer.write(bytes)
+        } catch {
             abandon()
-            throw .tooLarge(limit: limit)
-        }
-        var rest = bytes
-        while !rest.isEmpty {
-            let n = min(rest.count, buffer.count - buffered)
-            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<buffered + n])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<n]))
-            buffered += n
-            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-            if buffered == buffer.count { try flush() }
+            throw error
         }
     }
 
@@ -62,10 +43,9 @@ public final class BlobWriteStream {
     /// `condition` holds for the current record. Order: fsync file → rename → fsync dir → index.
     public func commit(as key: BlobKey?, contentType: String,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
-        guard descriptor >= 0 else { throw .io(operation: "commit", errno: EBADF) }
         do throws(StoreError) {
-            try flush()
-            let digest = hasher.finalize()
+            try writer.flush()
+            let digest = writer.hasher.finalize()
             if let expectedSHA256, expectedSHA256 != digest {
                 throw StoreError.digestMismatch(expected: expectedSHA256, actual: digest)
             }
@@ -80,12 +60,11 @@ public final class BlobWriteStream {
                     return StoredBlob(record: existing, created: false)
                 }
             }
-            try FileSystem.sync(descriptor)
-            close(descriptor)
-            descriptor = -1
-            let record = BlobRecord(key: blobKey, version: FileSystem.randomID(), size: size, sha256: digest,
+            try writer.sync()
+            writer.close()
+            let record = BlobRecord(key: blobKey, version: FileSystem.randomID(), size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
-            return try store.install(tempPath: tempPath, record: record, if: condition)
+            return try store.install(file: tempPath, record: record, if: condition)
         } catch {
             abandon()
             throw error
@@ -94,19 +73,8 @@ public final class BlobWriteStream {
 
     /// Drops the upload: closes and removes the temp file. Idempotent.
     public func abandon() {
-        if descriptor >= 0 {
-            close(descriptor)
-            descriptor = -1
-        }
+        writer.close()
         FileSystem.remove(tempPath)
-    }
-
-    private func flush() throws(StoreError) {
-        guard buffered > 0 else { return }
-        let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
-        hasher.update(chunk)
-        try FileSystem.writeAll(descriptor, chunk)
-        buffered = 0
     }
 }
 

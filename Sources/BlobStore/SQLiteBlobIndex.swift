@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`), through GRDB.
-public final class SQLiteBlobIndex: BlobIndex {
+public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private let pool: DatabasePool
 
     /// Opens (creating if needed) the index at `path`.
@@ -24,7 +24,19 @@ public final class SQLiteBlobIndex: BlobIndex {
                         sha256 BLOB NOT NULL,
                         content_type TEXT NOT NULL,
                         modified INTEGER NOT NULL
-                    ) WITHOUT ROWID
+                    ) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS uploads (
+                        id TEXT PRIMARY KEY,
+                        length INTEGER,
+                        offset INTEGER NOT NULL,
+                        hash_state BLOB NOT NULL,
+                        metadata TEXT NOT NULL,
+                        key BLOB,
+                        content_type TEXT NOT NULL,
+                        expires INTEGER NOT NULL,
+                        completed_key BLOB
+                    ) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS uploads_by_expiry ON uploads (expires);
                     """)
             }
         } catch {
@@ -36,7 +48,8 @@ public final class SQLiteBlobIndex: BlobIndex {
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    public func commit(_ record: BlobRecord, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
+    public func commit(_ record: BlobRecord, completingUpload: String?,
+                       if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
         let result: IndexCommit? = try run {
             try pool.write { db in
                 let current = try Self.fetch(record.key, in: db)
@@ -50,6 +63,10 @@ public final class SQLiteBlobIndex: BlobIndex {
                         Data(record.key.bytes), record.version, Int64(record.size),
                         Data(record.sha256), record.contentType, record.modified,
                     ])
+                if let completingUpload {
+                    try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
+                        .execute(arguments: [Data(record.key.bytes), Int64(record.size), completingUpload])
+                }
                 return current.map { .replaced(previous: $0) } ?? .created
             }
         }
@@ -101,6 +118,64 @@ public final class SQLiteBlobIndex: BlobIndex {
                 return (row?[0] ?? 0, UInt64(row?[1] as Int64? ?? 0))
             }
         }
+    }
+
+    // MARK: Resumable uploads
+
+    public func insert(_ upload: UploadRecord) throws(StoreError) {
+        try run {
+            try pool.write { db in
+                try db.execute(sql: """
+                    INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: Self.arguments(upload))
+            }
+        }
+    }
+
+    public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
+        try run {
+            try pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM uploads WHERE id = ?", arguments: [id]).flatMap(Self.upload(from:))
+            }
+        }
+    }
+
+    public func save(_ upload: UploadRecord) throws(StoreError) {
+        try run {
+            try pool.write { db in
+                try db.execute(sql: """
+                    UPDATE uploads SET length = ?2, offset = ?3, hash_state = ?4, metadata = ?5, key = ?6,
+                        content_type = ?7, expires = ?8, completed_key = ?9 WHERE id = ?1
+                    """, arguments: Self.arguments(upload))
+            }
+        }
+    }
+
+    public func removeUpload(_ id: String) throws(StoreError) {
+        try run { try pool.write { db in try db.execute(sql: "DELETE FROM uploads WHERE id = ?", arguments: [id]) } }
+    }
+
+    public func expiredUploads(now: Int64) throws(StoreError) -> [String] {
+        try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM uploads WHERE expires <= ?", arguments: [now]) } }
+    }
+
+    private static func arguments(_ upload: UploadRecord) -> StatementArguments {
+        [upload.id, upload.length.map { Int64($0) }, Int64(upload.offset), Data(upload.hashState), upload.metadata,
+         upload.key.map { Data($0.bytes) }, upload.contentType, upload.expires, upload.completedKey.map { Data($0.bytes) }]
+    }
+
+    private static func upload(from row: Row) -> UploadRecord? {
+        let length: Int64? = row["length"]
+        let offset: Int64 = row["offset"]
+        let hashState: Data = row["hash_state"]
+        let key: Data? = row["key"]
+        let completed: Data? = row["completed_key"]
+        return UploadRecord(
+            id: row["id"], length: length.map { UInt64(max(0, $0)) }, offset: UInt64(max(0, offset)),
+            hashState: Array(hashState), metadata: row["metadata"], key: key.flatMap { try? BlobKey(validating: $0) },
+            contentType: row["content_type"], expires: row["expires"],
+            completedKey: completed.flatMap { try? BlobKey(validating: $0) })
     }
 
     /// The smallest byte string greater than every string starting with `prefix`, or nil if none.

@@ -12,6 +12,18 @@ public enum StoreError: Error, Equatable, Sendable {
     case digestMismatch(expected: [UInt8], actual: [UInt8])
     /// The disk is full, or free space would fall below the configured minimum.
     case insufficientStorage
+    /// No resumable upload with this id.
+    case uploadNotFound
+    /// The resumable upload expired and was removed.
+    case uploadExpired
+    /// The client's offset is not the upload's; `current` is.
+    case offsetMismatch(current: UInt64)
+    /// Another request is appending to this upload right now.
+    case uploadBusy
+    /// The upload's length is already set (or is smaller than what arrived).
+    case lengthConflict
+    /// A chunk's checksum (tus Upload-Checksum) did not match; the chunk was dropped.
+    case checksumMismatch
     /// Another process holds the data directory.
     case dataDirectoryLocked(path: String)
     /// A system call failed; `operation` names it, `errno` says why.
@@ -29,6 +41,12 @@ extension StoreError: CustomStringConvertible {
         case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
         case .digestMismatch: "the body does not match its announced digest"
         case .insufficientStorage: "not enough free space in the data directory"
+        case .uploadNotFound: "no upload with this id"
+        case .uploadExpired: "the upload expired"
+        case .offsetMismatch(let current): "the upload is at offset \(current)"
+        case .uploadBusy: "another request is appending to this upload"
+        case .lengthConflict: "the upload length conflicts with what is known"
+        case .checksumMismatch: "the chunk does not match its checksum"
         case .dataDirectoryLocked(let path): "data directory \(path) is in use by another blobd"
         case .io(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
         case .index(let message): "index error: \(message)"

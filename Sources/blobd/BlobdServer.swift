@@ -48,7 +48,7 @@ enum BlobdServer {
                 configuration: HTTPServerConfiguration(
                     host: configuration.host, port: configuration.port, threads: configuration.threads,
                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections),
-                handler: BlobService(store: store, access: access, logger: logger))
+                handler: BlobService(store: store, access: access, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger))
         } catch {
             fail("blobd: \(error)")
         }
@@ -66,6 +66,13 @@ enum BlobdServer {
             source.resume()
             return source
         }
+        // Expired resumable uploads are swept at start and then periodically.
+        let sweeper = DispatchSource.makeTimerSource(queue: .global())
+        let sweepInterval = max(1, min(60, configuration.uploadExpiry / 2))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(sweepInterval))
+        sweeper.setEventHandler { store.removeExpiredUploads() }
+        sweeper.resume()
+
         signal(SIGHUP, SIG_IGN)
         let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         reload.setEventHandler {
@@ -80,7 +87,7 @@ enum BlobdServer {
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         FileHandle.standardError.write(Data("blobd listening on http://\(shownHost):\(server.port)\n".utf8))
-        withExtendedLifetime((signals, reload)) { dispatchMain() }
+        withExtendedLifetime((signals, reload, sweeper)) { dispatchMain() }
     }
 
     private static func fail(_ message: String) -> Never {

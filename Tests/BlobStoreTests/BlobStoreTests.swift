@@ -57,7 +57,7 @@ func filesIn(_ path: String) -> [String] {
         _ = try store.put([], as: "empty")
         #expect(try store.contents(of: "empty") == [])
         // Larger than the write buffer, written in odd-sized chunks.
-        let big = (0..<(BlobWriteStream.bufferSize * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let big = (0..<(HashingFileWriter.bufferSize * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let stream = try store.beginWrite()
         var offset = 0
         while offset < big.count {

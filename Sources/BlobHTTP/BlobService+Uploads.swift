@@ -1,0 +1,152 @@
+import BlobStore
+import MicroHTTPD
+
+/// tus 1.0.0 resumable uploads on /v1/uploads: core, creation, creation-with-upload,
+/// creation-defer-length, termination, checksum and expiration.
+extension BlobService {
+    static let tusVersion = "1.0.0"
+    static let tusResumable: (name: String, value: String) = ("Tus-Resumable", tusVersion)
+
+    func tus(_ head: HTTPRequestHead, _ route: Route) throws -> HTTPRequestAction {
+        if head.method == "OPTIONS" { return .respond(tusOptions()) }
+        guard head["Tus-Resumable"]?.trimmingOWS() == Substring(Self.tusVersion) else { throw HTTPError.tusVersionUnsupported }
+        switch (route, head.method) {
+        case (.uploads, _):
+            return try createUpload(head)
+        case (.upload(let id), "HEAD"):
+            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.upload(id)) + [("Cache-Control", "no-store")]))
+        case (.upload(let id), "PATCH"):
+            return try patchUpload(head, id: id)
+        case (.upload(let id), _):
+            try store.terminateUpload(id)
+            return .respond(HTTPResponse(status: 204, headers: [Self.tusResumable]))
+        default:
+            throw HTTPError.noRoute
+        }
+    }
+
+    private func tusOptions() -> HTTPResponse {
+        var headers: [(name: String, value: String)] = [
+            Self.tusResumable,
+            ("Tus-Version", Self.tusVersion),
+            ("Tus-Extension", "creation,creation-with-upload,creation-defer-length,termination,checksum,expiration"),
+            ("Tus-Checksum-Algorithm", "sha1,sha256"),
+        ]
+        if let limit = store.options.maxBlobSize { headers.append(("Tus-Max-Size", String(limit))) }
+        return HTTPResponse(status: 204, headers: headers)
+    }
+
+    /// POST /v1/uploads: creation, with the first bytes when a body is sent.
+    private func createUpload(_ head: HTTPRequestHead) throws -> HTTPRequestAction {
+        let length: UInt64?
+        switch (head["Upload-Length"], head["Upload-Defer-Length"]) {
+        case (let value?, nil): length = try TusHeaders.number(value, "Upload-Length")
+        case (nil, let value?) where value.trimmingOWS() == "1": length = nil
+        default: throw HTTPError.badRequest("Send Upload-Length, or Upload-Defer-Length: 1 (not both).")
+        }
+        let rawMetadata = head["Upload-Metadata"] ?? ""
+        let metadata = try TusHeaders.metadata(rawMetadata)
+        let key = try metadata["key"].map { try BlobKey(validating: $0) }
+        let contentType = (metadata["content-type"] ?? metadata["filetype"]).map { String(decoding: $0, as: UTF8.self) }
+        if head.hasBody { try requireOffsetStream(head) }
+        let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
+        let upload = try store.createUpload(
+            length: length, metadata: rawMetadata, key: key,
+            contentType: contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream",
+            lifetime: uploadLifetime)
+        // An empty upload is complete at once; otherwise only a body needs an append.
+        guard head.hasBody || length == 0 else {
+            return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", Self.location(ofUpload: upload.id))]))
+        }
+        let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime)
+        if let checksum { append.expect(checksum) }
+        return receive(head, into: append, created: true)
+    }
+
+    /// PATCH /v1/uploads/{id}: append at Upload-Offset.
+    private func patchUpload(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+        try requireOffsetStream(head)
+        guard let offsetText = head["Upload-Offset"] else { throw HTTPError.badRequest("PATCH needs Upload-Offset.") }
+        let offset = try TusHeaders.number(offsetText, "Upload-Offset")
+        let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
+        let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
+        let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime)
+        if let checksum { append.expect(checksum) }
+        return receive(head, into: append, created: false)
+    }
+
+    private func receive(_ head: HTTPRequestHead, into append: UploadAppend, created: Bool) -> HTTPRequestAction {
+        let consumer = UploadAppendConsumer(service: self, append: append, created: created)
+        return head.hasBody ? .receive(consumer) : .respond(consumer.finish())
+    }
+
+    private func requireOffsetStream(_ head: HTTPRequestHead) throws(HTTPError) {
+        let mediaType = head["Content-Type"]?.split(separator: ";").first?.trimmingOWS().lowercased()
+        guard mediaType == "application/offset+octet-stream" else {
+            throw .unsupportedMediaType("Upload data must be sent as Content-Type: application/offset+octet-stream.")
+        }
+    }
+
+    /// The tus headers describing an upload.
+    func uploadHeaders(_ upload: UploadRecord) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = [Self.tusResumable, ("Upload-Offset", String(upload.offset))]
+        if let length = upload.length {
+            headers.append(("Upload-Length", String(length)))
+        } else {
+            headers.append(("Upload-Defer-Length", "1"))
+        }
+        if !upload.metadata.isEmpty { headers.append(("Upload-Metadata", upload.metadata)) }
+        headers.append(("Upload-Expires", HTTPDate.format(upload.expires)))
+        if let key = upload.completedKey { headers.append(("Content-Location", Self.location(of: key))) }
+        return headers
+    }
+
+    static func location(ofUpload id: String) -> String {
+        "/v1/uploads/" + id
+    }
+}
+
+/// Streams one request body into an `UploadAppend`.
+final class UploadAppendConsumer: HTTPBodyConsumer {
+    private let service: BlobService
+    private let append: UploadAppend
+    private let created: Bool
+    private var failure: (any Error)?
+
+    init(service: BlobService, append: UploadAppend, created: Bool) {
+        self.service = service
+        self.append = append
+        self.created = created
+        service.metrics.uploadsInFlight(1)
+    }
+
+    deinit { service.metrics.uploadsInFlight(-1) }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        do {
+            try append.write(chunk)
+        } catch {
+            failure = error
+        }
+    }
+
+    func finish() -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            if let failure { throw failure }
+            let upload = try append.finish()
+            response = HTTPResponse(status: created ? 201 : 204, headers: service.uploadHeaders(upload))
+        } catch {
+            append.cancel()
+            response = service.failure(error)
+            response.headers.append(BlobService.tusResumable)
+        }
+        if created { response.headers.append(("Location", BlobService.location(ofUpload: append.upload.id))) }
+        return response
+    }
+
+    func abandon() {
+        append.abandon()
+    }
+}

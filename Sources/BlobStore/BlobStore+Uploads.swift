@@ -1,0 +1,234 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resumable uploads (tus): a data file in `DIR/uploads/ID` that grows request by request, its
+/// offset and SHA-256 state saved in the index after every request, the blob committed at the
+/// last byte exactly as a PUT commits.
+extension BlobStore {
+    /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle.
+    public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, contentType: String,
+                             lifetime: Int64) throws(StoreError) -> UploadRecord {
+        if let limit = options.maxBlobSize, let length, length > limit { throw .tooLarge(limit: limit) }
+        try checkFreeSpace(needed: length ?? 0)
+        let id = FileSystem.randomID()
+        let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY | O_CREAT | O_EXCL)
+        close(descriptor)
+        try FileSystem.syncDirectory(directory + "/uploads")
+        let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
+                                  key: key, contentType: contentType, expires: Int64(time(nil)) + lifetime)
+        do {
+            try uploadIndex.insert(record)
+        } catch {
+            FileSystem.remove(uploadPath(id))
+            throw error
+        }
+        return record
+    }
+
+    /// The upload `id`; an expired one is removed and reported as `.uploadExpired`.
+    public func upload(_ id: String) throws(StoreError) -> UploadRecord {
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+              let record = try uploadIndex.upload(id) else { throw .uploadNotFound }
+        if record.expires <= Int64(time(nil)) {
+            _ = try? removeUpload(id)
+            throw .uploadExpired
+        }
+        return record
+    }
+
+    /// Starts appending at `offset`, which must be the upload's offset. `length` sets a deferred
+    /// length. Only one append per upload runs at a time (`.uploadBusy` otherwise).
+    public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil,
+                            lifetime: Int64) throws(StoreError) -> UploadAppend {
+        guard claimUpload(id) else { throw .uploadBusy }
+        do throws(StoreError) {
+            var record = try upload(id)
+            guard !record.isComplete, offset == record.offset else { throw .offsetMismatch(current: record.offset) }
+            if let length {
+                if let known = record.length {
+                    guard known == length else { throw .lengthConflict }
+                } else {
+                    guard length >= record.offset else { throw .lengthConflict }
+                    if let limit = options.maxBlobSize, length > limit { throw .tooLarge(limit: limit) }
+                    record.length = length
+                }
+            }
+            guard let hasher = SHA256Hasher(state: record.hashState) else { throw .index("corrupt hash state of upload \(id)") }
+            let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY)
+            // Bytes past the saved offset were never acknowledged (a crash mid-request): drop them.
+            guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+                let code = errno
+                close(descriptor)
+                throw FileSystem.error("truncate upload", code)
+            }
+            record.expires = Int64(time(nil)) + lifetime
+            // The append owns the descriptor and releases the claim when it ends.
+            return UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher)
+        } catch {
+            releaseUpload(id)
+            throw error
+        }
+    }
+
+    /// Removes an upload (tus termination): its data file and its record.
+    public func terminateUpload(_ id: String) throws(StoreError) {
+        _ = try upload(id)
+        guard claimUpload(id) else { throw .uploadBusy }
+        defer { releaseUpload(id) }
+        try removeUpload(id)
+    }
+
+    /// Removes uploads idle past their expiry; returns how many.
+    @discardableResult
+    public func removeExpiredUploads() -> Int {
+        let ids = (try? uploadIndex.expiredUploads(now: Int64(time(nil)))) ?? []
+        var removed = 0
+        for id in ids where claimUpload(id) {
+            defer { releaseUpload(id) }
+            if (try? removeUpload(id)) != nil { removed += 1 }
+        }
+        if removed > 0 { logger.info("Removed expired uploads", metadata: ["count": "\(removed)"]) }
+        return removed
+    }
+
+    func uploadPath(_ id: String) -> String {
+        "\(directory)/uploads/\(id)"
+    }
+
+    private func removeUpload(_ id: String) throws(StoreError) {
+        try uploadIndex.removeUpload(id)
+        FileSystem.remove(uploadPath(id))
+    }
+}
+
+/// One request's worth of bytes appended to a resumable upload. `finish` saves them (and
+/// completes the blob at its last byte); `abandon` keeps what arrived when the client went away;
+/// any failure rolls back to the offset the request started at.
+public final class UploadAppend {
+    /// A per-request checksum (tus Upload-Checksum).
+    public enum Checksum: Sendable {
+        case sha1([UInt8])
+        case sha256([UInt8])
+    }
+
+    private let store: BlobStore
+    private var record: UploadRecord
+    private let startOffset: UInt64
+    private let writer: HashingFileWriter
+    private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
+    private var ended = false
+
+    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher) {
+        self.store = store
+        self.record = record
+        self.startOffset = record.offset
+        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset)
+    }
+
+    deinit { abandon() }
+
+    /// The upload as it stands (offset includes bytes of this request).
+    public var upload: UploadRecord {
+        var current = record
+        current.offset = writer.size
+        return current
+    }
+
+    /// Verifies this request's bytes against `checksum` at `finish`.
+    public func expect(_ checksum: Checksum) {
+        self.checksum = (checksum, SHA1Hasher(), SHA256Hasher())
+    }
+
+    /// Appends bytes; throws `.tooLarge` past the upload's length (or the size limit).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        if let limit = record.length ?? store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit {
+            throw .tooLarge(limit: limit)
+        }
+        switch checksum?.expected {
+        case .sha1: checksum?.sha1.update(bytes)
+        case .sha256: checksum?.sha256.update(bytes)
+        case nil: break
+        }
+        try writer.write(bytes)
+    }
+
+    /// Every byte of the request is in: verifies the checksum, makes the bytes durable and saves
+    /// the new offset; at the last byte, commits the blob. On failure nothing of this request stays.
+    public func finish() throws(StoreError) -> UploadRecord {
+        defer { end() }
+        do throws(StoreError) {
+            if let checksum {
+                let matches = switch checksum.expected {
+                case .sha1(let digest): checksum.sha1.finalize() == digest
+                case .sha256(let digest): checksum.sha256.finalize() == digest
+                }
+                guard matches else { throw .checksumMismatch }
+            }
+            try save()
+            return record
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    /// Drops this request's bytes (the request failed before `finish`). Idempotent.
+    public func cancel() {
+        guard !ended else { return }
+        rollback()
+        end()
+    }
+
+    /// The client went away mid-request: keep the bytes that arrived, unless a checksum was
+    /// promised (then they cannot be verified and are dropped). Idempotent.
+    public func abandon() {
+        guard !ended else { return }
+        defer { end() }
+        if checksum != nil {
+            rollback()
+        } else if (try? save()) == nil {
+            rollback()
+        }
+    }
+
+    /// fsync, then save the offset and hash state, or commit the blob if this was the last byte.
+    private func save() throws(StoreError) {
+        try writer.sync()
+        record.offset = writer.size
+        record.hashState = writer.hasher.state
+        if let length = record.length, record.offset == length {
+            try complete()
+        } else {
+            try store.uploadIndex.save(record)
+        }
+    }
+
+    private func complete() throws(StoreError) {
+        writer.close()
+        let digest = writer.hasher.finalize()
+        let key: BlobKey
+        if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
+        let blob = BlobRecord(key: key, version: FileSystem.randomID(), size: record.offset, sha256: digest,
+                              contentType: record.contentType, modified: Int64(time(nil)))
+        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: { _ in true })
+        record.completedKey = key
+    }
+
+    /// Drops this request's bytes: the file goes back to the offset the index has.
+    private func rollback() {
+        writer.close()
+        if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
+            _ = ftruncate(descriptor, off_t(startOffset))
+            close(descriptor)
+        }
+        record.offset = startOffset
+    }
+
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        writer.close()
+        store.releaseUpload(record.id)
+    }
+}

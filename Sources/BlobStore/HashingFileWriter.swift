@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Appends to an open file through one large buffer, feeding SHA-256 from the same buffer:
+/// few, large write(2) calls and one pass over the bytes. Used by one thread at a time.
+final class HashingFileWriter {
+    /// Bytes gathered before each write(2).
+    static let bufferSize = 256 * 1024
+
+    /// The file; owned by the writer, closed by `close()` or deinit.
+    private(set) var descriptor: Int32
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var buffered = 0
+    /// SHA-256 of every byte flushed so far (buffered bytes join it on `flush()`).
+    private(set) var hasher: SHA256Hasher
+    /// Bytes accepted, buffered ones included.
+    private(set) var size: UInt64
+
+    /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
+    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0) {
+        self.descriptor = descriptor
+        self.hasher = hasher
+        self.size = size
+        self.buffer = .allocate(byteCount: Self.bufferSize, alignment: 4096)
+    }
+
+    deinit {
+        close()
+        buffer.deallocate()
+    }
+
+    /// Appends bytes.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        guard descriptor >= 0 else { throw .io(operation: "write", errno: EBADF) }
+        size += UInt64(bytes.count)
+        var rest = bytes
+        while !rest.isEmpty {
+            let n = min(rest.count, buffer.count - buffered)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[buffered..<buffered + n])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<n]))
+            buffered += n
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+            if buffered == buffer.count { try flush() }
+        }
+    }
+
+    /// Writes out the buffer.
+    func flush() throws(StoreError) {
+        guard buffered > 0 else { return }
+        let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
+        buffered = 0
+        hasher.update(chunk)
+        try FileSystem.writeAll(descriptor, chunk)
+    }
+
+    /// Flushes and fsyncs: every accepted byte is durable.
+    func sync() throws(StoreError) {
+        try flush()
+        try FileSystem.sync(descriptor)
+    }
+
+    /// Closes the file (buffered bytes are dropped). Idempotent.
+    func close() {
+        if descriptor >= 0 {
+            Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+}
