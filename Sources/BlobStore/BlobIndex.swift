@@ -16,12 +16,22 @@ public protocol BlobIndex: Sendable {
     /// `completingUpload` (if any) complete at this key. Durable when it returns.
     func commit(_ record: BlobRecord, completingUpload: String?,
                 if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit
+    /// Versions replaced or removed whose files may still exist. A commit or removal adds the
+    /// old version in its own transaction, so a crash before the file is unlinked is repaired
+    /// at start-up.
+    func garbage() throws(StoreError) -> [String]
+    /// The file of a garbage version is gone; its row can go with the next write.
+    func collectedGarbage(_ version: String)
+    /// Forgets every garbage version (after start-up removed their files).
+    func clearGarbage() throws(StoreError)
     /// Removes the record at `key` if `condition` holds for it; returns the removed record.
     /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
     func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord
     /// Up to `limit` records in bytewise key order whose keys start with `prefix` and sort after `after`.
     func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord]
-    /// Every version the index names, for recovery and fsck.
+    /// True if some record has this version.
+    func containsVersion(_ version: String) throws(StoreError) -> Bool
+    /// Every version the index names, for fsck.
     func allVersions() throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
@@ -37,6 +47,8 @@ public protocol UploadIndex: Sendable {
     func save(_ upload: UploadRecord) throws(StoreError)
     /// Forgets an upload.
     func removeUpload(_ id: String) throws(StoreError)
+    /// Ids of uploads not complete yet.
+    func unfinishedUploads() throws(StoreError) -> [String]
     /// Ids of uploads whose expiry is at or before `now`.
     func expiredUploads(now: Int64) throws(StoreError) -> [String]
 }

@@ -209,7 +209,8 @@ public final class UploadAppend {
         let digest = writer.hasher.finalize()
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
-        let blob = BlobRecord(key: key, version: FileSystem.randomID(), size: record.offset, sha256: digest,
+        // The upload's id is the blob's version: recovery can find an interrupted completion.
+        let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
                               contentType: record.contentType, modified: Int64(time(nil)))
         _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: { _ in true })
         record.completedKey = key

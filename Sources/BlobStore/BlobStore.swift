@@ -11,11 +11,24 @@ public struct BlobStoreOptions: Sendable {
     public var maxBlobSize: UInt64?
     /// Writes are refused while free space would fall below this many bytes.
     public var minFreeBytes: UInt64
+    /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
+    public var crashPoint: CrashPoint?
+
+    /// Steps of a commit where a crash test can stop the process.
+    public enum CrashPoint: String, Sendable, CaseIterable {
+        /// The file is written and fsynced, not yet linked into `blobs/`.
+        case beforeLink = "before-link"
+        /// The file is linked into `blobs/`, the index not yet committed.
+        case afterLink = "after-link"
+        /// The index is committed, the response not yet sent.
+        case afterCommit = "after-commit"
+    }
 
     /// Creates options.
-    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0) {
+    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0, crashPoint: CrashPoint? = nil) {
         self.maxBlobSize = maxBlobSize
         self.minFreeBytes = minFreeBytes
+        self.crashPoint = crashPoint
     }
 }
 
@@ -48,7 +61,7 @@ public final class BlobStore: Sendable {
         let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
         self.index = index
         self.uploadIndex = index
-        removeTempFiles()
+        try recover()
     }
 
     /// Starts an upload. `expectedSize` (a Content-Length) is checked against the size limit
@@ -58,10 +71,13 @@ public final class BlobStore: Sendable {
             throw .tooLarge(limit: limit)
         }
         try checkFreeSpace(needed: expectedSize ?? 0)
-        let path = "\(directory)/tmp/\(FileSystem.randomID()).part"
+        // The temp file is named after the version it will become: recovery can tell from it
+        // alone whether a crash interrupted the commit (see `recover()`).
+        let version = FileSystem.randomID()
+        let path = "\(directory)/tmp/\(version).part"
         let descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         // Ownership of the descriptor passes to the stream, which closes it.
-        return BlobWriteStream(store: self, tempPath: path, descriptor: descriptor,
+        return BlobWriteStream(store: self, version: version, tempPath: path, descriptor: descriptor,
                                limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
     }
 
@@ -110,7 +126,7 @@ public final class BlobStore: Sendable {
     @discardableResult
     public func delete(_ key: BlobKey, if condition: (BlobRecord) -> Bool = { _ in true }) throws(StoreError) -> BlobRecord {
         let removed = try index.remove(key, if: condition)
-        FileSystem.remove(path(of: removed))
+        discard(removed.version)
         return removed
     }
 
@@ -119,25 +135,70 @@ public final class BlobStore: Sendable {
         try index.list(prefix: prefix, after: after, limit: limit)
     }
 
-    /// Moves a fsynced file into place and commits it to the index (in the same transaction as
+    /// Puts a fsynced file in place and commits it to the index (in the same transaction as
     /// marking `completingUpload` complete, when given).
+    ///
+    /// The file is hard-linked into `blobs/`, the folder fsynced, the index committed, and only
+    /// then is the original name removed. Until the commit the original (`tmp/VERSION.part` or
+    /// `uploads/VERSION`) stays, so after a crash `recover()` knows which link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let path = path(of: record)
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         try makeFolders(for: folder)
-        try FileSystem.rename(file, path)
+        crash(at: .beforeLink)
+        try FileSystem.link(file, path)
+        let outcome: IndexCommit
         do {
             try FileSystem.syncDirectory(folder)
-            let outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
-            if case .replaced(let previous) = outcome {
-                FileSystem.remove(self.path(of: previous))
-            }
-            return StoredBlob(record: record, created: outcome == .created)
+            crash(at: .afterLink)
+            outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
         } catch {
-            // An upload's data goes back where it was, so the upload can still complete.
-            if completingUpload != nil { try? FileSystem.rename(path, file) } else { FileSystem.remove(path) }
+            FileSystem.remove(path)
             throw error
+        }
+        crash(at: .afterCommit)
+        FileSystem.remove(file)
+        if case .replaced(let previous) = outcome {
+            discard(previous.version)
+        }
+        return StoredBlob(record: record, created: outcome == .created)
+    }
+
+    /// Unlinks the file of a version the index no longer names. Readers that opened it keep
+    /// reading; the index forgets it as garbage with its next write.
+    private func discard(_ version: String) {
+        FileSystem.remove(path(ofVersion: version))
+        index.collectedGarbage(version)
+    }
+
+    private func crash(at point: BlobStoreOptions.CrashPoint) {
+        if options.crashPoint == point { kill(getpid(), SIGKILL) }
+    }
+
+    /// Undoes what a crash interrupted, without reading any blob: a `tmp/VERSION.part` whose
+    /// version the index does not name was never acknowledged, so its link in `blobs/` (if the
+    /// crash came after linking) goes too; the same for an unfinished upload's completion link.
+    private func recover() throws(StoreError) {
+        var removed = 0
+        for name in FileSystem.contents(of: directory + "/tmp") {
+            if name.hasSuffix(".part") {
+                let version = String(name.dropLast(5))
+                if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
+            }
+            FileSystem.remove("\(directory)/tmp/\(name)")
+            removed += 1
+        }
+        for id in try uploadIndex.unfinishedUploads() where try !index.containsVersion(id) {
+            FileSystem.remove(path(ofVersion: id))
+        }
+        // Replaced or deleted versions whose unlink a crash may have cut off.
+        for version in try index.garbage() where try !index.containsVersion(version) {
+            FileSystem.remove(path(ofVersion: version))
+        }
+        try index.clearGarbage()
+        if removed > 0 {
+            logger.info("Removed temp files of unfinished uploads", metadata: ["count": "\(removed)"])
         }
     }
 
@@ -152,7 +213,11 @@ public final class BlobStore: Sendable {
 
     /// The file holding `record`'s version.
     func path(of record: BlobRecord) -> String {
-        "\(directory)/blobs/\(record.relativePath)"
+        path(ofVersion: record.version)
+    }
+
+    func path(ofVersion version: String) -> String {
+        "\(directory)/blobs/\(BlobRecord.relativePath(of: version))"
     }
 
     /// Creates `blobs/ab` and `blobs/ab/cd` as needed; a new folder's parent is fsynced so the
@@ -163,11 +228,4 @@ public final class BlobStore: Sendable {
         if try FileSystem.makeDirectory(folder) { try FileSystem.syncDirectory(parent) }
     }
 
-    private func removeTempFiles() {
-        let names = FileSystem.contents(of: directory + "/tmp")
-        for name in names { FileSystem.remove("\(directory)/tmp/\(name)") }
-        if !names.isEmpty {
-            logger.info("Removed temp files of unfinished uploads", metadata: ["count": "\(names.count)"])
-        }
-    }
 }

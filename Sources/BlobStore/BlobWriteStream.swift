@@ -8,6 +8,7 @@ import Glibc
 /// Used by one thread at a time (the connection's worker), so it needs no lock.
 public final class BlobWriteStream {
     private let store: BlobStore
+    private let version: String
     private let tempPath: String
     private let writer: HashingFileWriter
     private let limit: UInt64?
@@ -16,9 +17,10 @@ public final class BlobWriteStream {
     /// Bytes accepted so far.
     public var size: UInt64 { writer.size }
 
-    /// Takes ownership of `descriptor`, a new empty file at `tempPath`.
-    init(store: BlobStore, tempPath: String, descriptor: Int32, limit: UInt64?, expectedSHA256: [UInt8]?) {
+    /// Takes ownership of `descriptor`, a new empty file at `tempPath` that becomes `version`.
+    init(store: BlobStore, version: String, tempPath: String, descriptor: Int32, limit: UInt64?, expectedSHA256: [UInt8]?) {
         self.store = store
+        self.version = version
         self.tempPath = tempPath
         self.writer = HashingFileWriter(descriptor: descriptor)
         self.limit = limit
@@ -62,7 +64,7 @@ public final class BlobWriteStream {
             }
             try writer.sync()
             writer.close()
-            let record = BlobRecord(key: blobKey, version: FileSystem.randomID(), size: writer.size, sha256: digest,
+            let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
             return try store.install(file: tempPath, record: record, if: condition)
         } catch {

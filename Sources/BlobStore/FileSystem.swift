@@ -58,6 +58,11 @@ enum FileSystem {
         _ = try retrying("rename \(from)") { Int(Glibc.rename(from, to)) }
     }
 
+    /// link(2): a second name for a file.
+    static func link(_ from: String, _ to: String) throws(StoreError) {
+        _ = try retrying("link \(to)") { Int(Glibc.link(from, to)) }
+    }
+
     /// unlink(2), ignoring a file that is already gone.
     static func remove(_ path: String) {
         _ = unlink(path)

@@ -1,9 +1,12 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`), through GRDB.
 public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private let pool: DatabasePool
+    /// Garbage versions whose files are gone; their rows go in the next write transaction.
+    private let collected = Mutex<[String]>([])
 
     /// Opens (creating if needed) the index at `path`.
     public init(path: String) throws(StoreError) {
@@ -37,6 +40,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                         completed_key BLOB
                     ) WITHOUT ROWID;
                     CREATE INDEX IF NOT EXISTS uploads_by_expiry ON uploads (expires);
+                    CREATE INDEX IF NOT EXISTS blobs_by_version ON blobs (version);
+                    CREATE TABLE IF NOT EXISTS garbage (version TEXT PRIMARY KEY) WITHOUT ROWID;
                     """)
             }
         } catch {
@@ -54,6 +59,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
             try pool.write { db in
                 let current = try Self.fetch(record.key, in: db)
                 guard condition(current) else { return nil }
+                try Self.pruneGarbage(collected.withLock { $0.isEmpty ? [] : $0.removeAllReturning() }, in: db)
+                if let current { try Self.addGarbage(current.version, in: db) }
                 try db.cachedStatement(sql: """
                     INSERT INTO blobs (key, version, size, sha256, content_type, modified)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -80,6 +87,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
                 guard condition(current) else { return .failure(.preconditionFailed) }
                 try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
+                try Self.addGarbage(current.version, in: db)
                 return .success(current)
             }
         }
@@ -105,6 +113,41 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(Self.record(from:))
             }
         }
+    }
+
+    public func garbage() throws(StoreError) -> [String] {
+        try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT version FROM garbage") } }
+    }
+
+    public func collectedGarbage(_ version: String) {
+        collected.withLock { $0.append(version) }
+    }
+
+    public func clearGarbage() throws(StoreError) {
+        collected.withLock { $0.removeAll() }
+        try run { try pool.write { db in try db.execute(sql: "DELETE FROM garbage") } }
+    }
+
+    private static func addGarbage(_ version: String, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO garbage (version) VALUES (?)").execute(arguments: [version])
+    }
+
+    private static func pruneGarbage(_ versions: [String], in db: Database) throws {
+        for version in versions {
+            try db.cachedStatement(sql: "DELETE FROM garbage WHERE version = ?").execute(arguments: [version])
+        }
+    }
+
+    public func containsVersion(_ version: String) throws(StoreError) -> Bool {
+        try run {
+            try pool.read { db in
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE version = ?)", arguments: [version]) ?? false
+            }
+        }
+    }
+
+    public func unfinishedUploads() throws(StoreError) -> [String] {
+        try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM uploads WHERE completed_key IS NULL") } }
     }
 
     public func allVersions() throws(StoreError) -> Set<String> {
@@ -214,5 +257,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         } catch {
             throw .index("\(error)")
         }
+    }
+}
+
+extension Array {
+    /// Empties the array and returns what it held.
+    mutating func removeAllReturning() -> [Element] {
+        defer { removeAll() }
+        return self
     }
 }

@@ -18,7 +18,10 @@ enum BlobdServer {
         do {
             store = try BlobStore(
                 directory: configuration.dataDirectory,
-                options: BlobStoreOptions(maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes),
+                options: BlobStoreOptions(
+                    maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
+                    // Crash tests only: never set in production.
+                    crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init)),
                 logger: logger)
         } catch StoreError.dataDirectoryLocked(let path) {
             fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first")
