@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+/// A small tmpfs the test mounts itself; nil (with the reason) where the machine cannot.
+final class SmallFileSystem {
+    let path: String
+    private let dir: TempDir
+
+    init?(megabytes: Int, reason: inout String) {
+        dir = TempDir("blobd-tmpfs")
+        path = dir.path + "/mnt"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard let result = try? run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path], timeout: 10),
+              result.status == 0 else {
+            reason = "cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)"
+            return nil
+        }
+    }
+
+    deinit { _ = try? run("/bin/umount", ["-l", path], timeout: 10) }
+}
+
+@Suite struct DiskFullTests {
+    @Test func enospcGives507AndKeepsEverythingElse() throws {
+        var reason = ""
+        guard let small = SmallFileSystem(megabytes: 12, reason: &reason) else {
+            print("SKIPPED enospcGives507AndKeepsEverythingElse: \(reason)")
+            return
+        }
+        let dir = TempDir()
+        let blobd = try BlobdProcess(dataDir: small.path + "/data")
+        let b = blobd.baseURL
+        let old = testBytes(2 * 1024 * 1024, seed: 1)
+        #expect(try curl(["-T", dir.file("old", old), b + "/v1/blobs/k"]).status == 201)
+
+        // Announced too large for the free space: refused before the body.
+        let announced = try curl(["-T", dir.file("big", testBytes(20 * 1024 * 1024, seed: 2)), b + "/v1/blobs/k"])
+        #expect(announced.status == 507)
+        #expect(announced.header("Content-Type") == "application/problem+json")
+        // Chunked, so the disk really fills up mid-body.
+        let streamed = try curl(["-T", "-", "-H", "Transfer-Encoding: chunked", b + "/v1/blobs/k"], stdin: testBytes(20 * 1024 * 1024, seed: 3))
+        #expect(streamed.status == 507)
+        #expect(streamed.json["status"] as? Int == 507)
+        // The temp file is gone, the old version intact, and reads and small writes still work.
+        #expect(eventually { (try? FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/tmp"))?.isEmpty == true })
+        #expect(try curl([b + "/v1/blobs/k"]).body == old)
+        #expect(try curl(["-X", "PUT", "--data-binary", "small", b + "/v1/blobs/small"]).status == 201)
+        // A resumable upload that fills the disk: 507, nothing corrupted, offset unchanged.
+        let tus = Tus(blobd: blobd)
+        #expect(try tus.create(length: 30 * 1024 * 1024).status == 507, "a length beyond the free space is refused at creation")
+        let location = try #require(try tus.create(length: nil).header("Location"))
+        let patch = try tus.patch(location, offset: 0, testBytes(15 * 1024 * 1024, seed: 4))
+        #expect(patch.status == 507)
+        #expect(try tus.head(location).header("Upload-Offset") == "0")
+        #expect(try curl([b + "/v1/blobs/k"]).body == old)
+        #expect(blobd.stop() == 0)
+    }
+}
+
+@Suite struct ConcurrencyTests {
+    @Test func concurrentPutsOfOneKeyLeaveOneWholeVersion() throws {
+        let blobd = try BlobdProcess()
+        let dir = TempDir()
+        let url = blobd.baseURL + "/v1/blobs/contended"
+        let bodies = (0..<8).map { testBytes(1_000_000 + $0, seed: UInt64($0 + 10)) }
+        let files = bodies.enumerated().map { dir.file("b\($0.offset)", $0.element) }
+        let processes = try files.map { file in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = ["-sS", "-o", "/dev/null", "-T", file, url]
+            try process.run()
+            return process
+        }
+        processes.forEach { $0.waitUntilExit() }
+        let body = try curl([url]).body
+        #expect(bodies.contains(body), "one whole version, never a mix")
+    }
+
+    @Test func ifMatchRaceHasExactlyOneWinner() throws {
+        let blobd = try BlobdProcess()
+        let dir = TempDir()
+        let url = blobd.baseURL + "/v1/blobs/race"
+        for round in 0..<5 {
+            let etag = try #require(try curl(["-X", "PUT", "--data-binary", "base \(round)", url]).header("ETag"))
+            let results = (0..<2).map { dir.path + "/status-\(round)-\($0)" }
+            let processes = try (0..<2).map { i in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+                process.arguments = ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "If-Match: \(etag)",
+                                     "-T", dir.file("w\(round)-\(i)", testBytes(2_000_000, seed: UInt64(round * 2 + i + 1))), url]
+                _ = FileManager.default.createFile(atPath: results[i], contents: nil)
+                process.standardOutput = FileHandle(forWritingAtPath: results[i])
+                try process.run()
+                return process
+            }
+            processes.forEach { $0.waitUntilExit() }
+            let statuses = results.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }.sorted()
+            #expect(statuses == ["200", "412"], "round \(round): \(statuses)")
+        }
+    }
+
+    @Test func thirtyTwoParallelUploadsAndDownloads() async throws {
+        let blobd = try BlobdProcess()
+        let dir = TempDir()
+        let bodies = (0..<32).map { testBytes(50_000 + $0 * 10_000, seed: UInt64($0 + 100)) }
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for (i, body) in bodies.enumerated() {
+                let file = dir.file("p\(i)", body)
+                group.addTask { try curl(["-T", file, blobd.baseURL + "/v1/blobs/parallel/\(i)"]).status }
+            }
+            for try await status in group { #expect(status == 201) }
+        }
+        try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+            for i in bodies.indices {
+                group.addTask { (i, try curl([blobd.baseURL + "/v1/blobs/parallel/\(i)"]).body) }
+            }
+            for try await (i, body) in group { #expect(body == bodies[i], "blob \(i)") }
+        }
+    }
+}
+
+@Suite struct SlowClientTests {
+    @Test func idleConnectionsTimeOut() throws {
+        let blobd = try BlobdProcess(["--connection-timeout", "1"])
+        let started = Date()
+        // Half a request head, then nothing (slowloris): the server closes the connection.
+        let response = try rawExchange(port: blobd.port, Array("GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\n".utf8), timeout: 10)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 8, "closed after \(elapsed) s")
+        #expect(!response.contains("200 OK"))
+        #expect(try curl([blobd.baseURL + "/healthz"]).status == 200)
+    }
+
+    @Test func connectionsBeyondTheLimitAreRefused() throws {
+        let blobd = try BlobdProcess(["--max-connections", "2", "--connection-timeout", "30"])
+        let first = try RawConnection(port: blobd.port), second = try RawConnection(port: blobd.port)
+        first.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))
+        second.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n".utf8))
+        usleep(200_000)
+        let refused = try rawExchange(port: blobd.port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: 3)
+        #expect(!refused.contains("200 OK"), "a third connection is not served")
+        first.hangUp()
+        second.hangUp()
+        #expect(eventually { (try? curl([blobd.baseURL + "/healthz"]).status) == 200 })
+    }
+}
