@@ -25,8 +25,8 @@ build: deps
 	swift build
 
 python-deps:
-	@python3 -c "import openapi_spec_validator, tusclient, yaml" 2>/dev/null || \
-		python3 -m pip install -q openapi-spec-validator tuspy pyyaml
+	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis" 2>/dev/null || \
+		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis
 
 check-openapi: python-deps
 	python3 -c "from openapi_spec_validator import validate; from openapi_spec_validator.readers import read_from_filename; d,_=read_from_filename('openapi.yaml'); validate(d); print('openapi.yaml is valid OpenAPI 3.1')"
@@ -34,7 +34,7 @@ check-openapi: python-deps
 check-deploy: build
 	deploy/check.sh
 
-test: build check-openapi check-deploy
+test: build python-deps check-openapi check-deploy
 	swift test
 
 clean:

@@ -93,6 +93,37 @@ import Testing
         #expect(try curl([blobd.baseURL + "/healthz"]).status == 200)
     }
 
+    @Test func hostileInputGetsA4xxAndTheServerKeepsServing() throws {
+        let blobd = try BlobdProcess(["--connection-timeout", "2"])
+        _ = try curl(["-X", "PUT", "--data-binary", "0123456789", blobd.baseURL + "/v1/blobs/k"])
+        let answered: [(String, String)] = [
+            ("GET /v1/blobs/\(String(repeating: "k", count: 2000)) HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("GET /v1/blobs/a%00b HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("GET /v1/blobs/a\u{01}b HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("GET /v1/blobs/a/../k HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("GET /v1/blobs/%G1 HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("BREW /v1/blobs/k HTTP/1.1\r\nHost: x\r\n\r\n", "405"),
+            ("BREW /teapot HTTP/1.1\r\nHost: x\r\n\r\n", "404"),
+            ("GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\nRange: bytes=\(String(repeating: "0-0,", count: 3000))0-0\r\n\r\n", "200"),
+            ("GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\nRange: bytes=18446744073709551616-18446744073709551617\r\n\r\n", "416"),
+            ("GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\nIf-Modified-Since: Feb 31 99 25:61:61\r\n\r\n", "200"),
+            ("GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\nIf-Range: yesterday\r\n\r\n", "200"),
+            ("PUT /v1/blobs/k HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", "400"),
+            ("PUT /v1/blobs/k HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", "4"),
+        ]
+        for (request, status) in answered {
+            let closing = request.replacingOccurrences(of: "Host: x\r\n", with: "Host: x\r\nConnection: close\r\n")
+            let response = try rawExchange(port: blobd.port, Array(closing.utf8), timeout: 3)
+            #expect(response.hasPrefix("HTTP/1.1 \(status)"), "\(request.prefix(60).debugDescription) → \(response.prefix(30).debugDescription)")
+        }
+        // Request lines libmicrohttpd cannot parse: it closes the connection without an answer.
+        for garbage in ["GARBAGE\r\n\r\n", "GET\r\n\r\n", "\u{00}\u{01}\u{02}\r\n\r\n"] {
+            let response = try rawExchange(port: blobd.port, Array(garbage.utf8), timeout: 3)
+            #expect(response.isEmpty || response.hasPrefix("HTTP/1.1 4"))
+        }
+        #expect(try curl([blobd.baseURL + "/v1/blobs/k"]).text == "0123456789", "still serving, nothing changed")
+    }
+
     @Test func hugeHeadersAreRefused() throws {
         let blobd = try BlobdProcess()
         let request = "GET /v1/blobs/k HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 65536))\r\n\r\n"
