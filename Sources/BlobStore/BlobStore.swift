@@ -59,7 +59,7 @@ public final class BlobStore: Sendable {
         try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
         let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
-        self.index = index
+        self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         try recover()
     }

@@ -22,6 +22,21 @@ public final class OpenBlob: Sendable {
         try FileSystem.retrying("pread") { pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
+    /// `count` bytes from `offset`, read into memory (for small bodies).
+    public func bytes(at offset: UInt64, count: Int) throws(StoreError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .io(operation: "read \(record.key)", errno: n == 0 ? EIO : errno) }
+            done += n
+        }
+        return bytes
+    }
+
     /// A new descriptor for the same open file, owned by the caller (for sendfile responses).
     public func duplicateDescriptor() throws(StoreError) -> Int32 {
         Int32(try FileSystem.retrying("dup") { Int(fcntl(descriptor, F_DUPFD_CLOEXEC, 0)) })

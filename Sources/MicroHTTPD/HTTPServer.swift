@@ -22,7 +22,7 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// Creates a configuration.
     public init(host: String, port: UInt16, threads: Int, connectionTimeout: Int = 60,
-                maxConnections: Int = 1024, connectionMemory: Int = 64 * 1024) {
+                maxConnections: Int = 1024, connectionMemory: Int = 32 * 1024) {
         self.host = host
         self.port = port
         self.threads = threads

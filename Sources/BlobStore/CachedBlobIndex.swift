@@ -1,0 +1,63 @@
+import Synchronization
+
+/// Keeps recently read records in memory in front of another index, so a GET of a hot key
+/// costs no index query. Sound only while this process is the index's one writer, as with the
+/// embedded SQLite index behind the data-directory lock: every write passes through here.
+final class CachedBlobIndex: BlobIndex {
+    /// Entries kept before the cache starts over.
+    static let capacity = 16_384
+
+    private struct State {
+        var records: [BlobKey: BlobRecord?] = [:]
+        /// Bumped by every write: a lookup that raced with a write does not fill the cache.
+        var generation: UInt64 = 0
+    }
+
+    private let base: any BlobIndex
+    private let state = Mutex(State())
+
+    init(_ base: any BlobIndex) {
+        self.base = base
+    }
+
+    func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        let (hit, generation) = state.withLock { ($0.records[key], $0.generation) }
+        if let hit { return hit }
+        let record = try base.record(for: key)
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if state.records.count >= Self.capacity { state.records.removeAll(keepingCapacity: true) }
+            state.records[key] = .some(record)
+        }
+        return record
+    }
+
+    func commit(_ record: BlobRecord, completingUpload: String?,
+                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
+        defer { forget(record.key) }
+        return try base.commit(record, completingUpload: completingUpload, if: condition)
+    }
+
+    func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
+        defer { forget(key) }
+        return try base.remove(key, if: condition)
+    }
+
+    /// Drops the key's entry after a write (successful or not: the next read asks the index).
+    private func forget(_ key: BlobKey) {
+        state.withLock { state in
+            state.records[key] = nil
+            state.generation &+= 1
+        }
+    }
+
+    func garbage() throws(StoreError) -> [String] { try base.garbage() }
+    func collectedGarbage(_ version: String) { base.collectedGarbage(version) }
+    func clearGarbage() throws(StoreError) { try base.clearGarbage() }
+    func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        try base.list(prefix: prefix, after: after, limit: limit)
+    }
+    func containsVersion(_ version: String) throws(StoreError) -> Bool { try base.containsVersion(version) }
+    func allVersions() throws(StoreError) -> Set<String> { try base.allVersions() }
+    func totals() throws(StoreError) -> (count: Int, bytes: UInt64) { try base.totals() }
+}
