@@ -35,7 +35,7 @@ check-deploy: build
 	deploy/check.sh
 
 test: build python-deps check-openapi check-deploy
-	swift test
+	swift test --no-parallel
 
 clean:
 	rm -rf .build

@@ -29,11 +29,15 @@ public struct BlobRecord: Sendable, Equatable {
     /// The file path of this version, relative to the data directory's `blobs/` folder.
     public var relativePath: String { Self.relativePath(of: version) }
 
-    /// `ab/cd/abcd…` for version `abcd…`: 65,536 folders keep each one small.
+    /// `ab/abcd…` for version `abcd…`. The 256 folders are made when the store opens, so a
+    /// write never creates (and fsyncs) a folder; ext4's hashed directories stay fast with
+    /// tens of thousands of entries each.
     static func relativePath(of version: String) -> String {
-        let a = version.prefix(2), b = version.dropFirst(2).prefix(2)
-        return "\(a)/\(b)/\(version)"
+        "\(version.prefix(2))/\(version)"
     }
+
+    /// The 256 folder names under `blobs/`.
+    static let folders: [String] = (0..<256).map { hex([UInt8($0)]) }
 }
 
 /// Lowercase hex of `bytes`.

@@ -38,11 +38,9 @@ extension BlobStore {
             after = last.key.bytes
         }
         let versions = try index.allVersions()
-        for first in FileSystem.contents(of: directory + "/blobs") {
-            for second in FileSystem.contents(of: "\(directory)/blobs/\(first)") {
-                for name in FileSystem.contents(of: "\(directory)/blobs/\(first)/\(second)") where !versions.contains(name) {
-                    report.unindexed.append("blobs/\(first)/\(second)/\(name)")
-                }
+        for folder in FileSystem.contents(of: directory + "/blobs") {
+            for name in FileSystem.contents(of: "\(directory)/blobs/\(folder)") where !versions.contains(name) {
+                report.unindexed.append("blobs/\(folder)/\(name)")
             }
         }
         report.unindexed.sort()

@@ -56,6 +56,11 @@ public final class BlobStore: Sendable {
         self.logger = logger
         self.lock = try DataDirectoryLock(directory: directory)
         try FileSystem.makeDirectory(directory + "/blobs")
+        var madeFolders = false
+        for folder in BlobRecord.folders {
+            if try FileSystem.makeDirectory("\(directory)/blobs/\(folder)") { madeFolders = true }
+        }
+        if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
         try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
         let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
@@ -145,7 +150,6 @@ public final class BlobStore: Sendable {
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let path = path(of: record)
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        try makeFolders(for: folder)
         crash(at: .beforeLink)
         try FileSystem.link(file, path)
         let outcome: IndexCommit
@@ -220,12 +224,5 @@ public final class BlobStore: Sendable {
         "\(directory)/blobs/\(BlobRecord.relativePath(of: version))"
     }
 
-    /// Creates `blobs/ab` and `blobs/ab/cd` as needed; a new folder's parent is fsynced so the
-    /// folder survives a crash along with the file about to be renamed into it.
-    private func makeFolders(for folder: String) throws(StoreError) {
-        let parent = String(folder[..<(folder.lastIndex(of: "/") ?? folder.endIndex)])
-        if try FileSystem.makeDirectory(parent) { try FileSystem.syncDirectory(directory + "/blobs") }
-        if try FileSystem.makeDirectory(folder) { try FileSystem.syncDirectory(parent) }
-    }
 
 }

@@ -13,6 +13,7 @@ enum BlobdServer {
 
     /// Opens the store, serves until SIGTERM or SIGINT, drains and exits 0.
     static func run(_ configuration: Configuration) throws -> Never {
+        blockSignals()
         let logger = Logger(label: "blobd")
         let store: BlobStore
         do {
@@ -56,19 +57,6 @@ enum BlobdServer {
             fail("blobd: \(error)")
         }
 
-        signal(SIGPIPE, SIG_IGN)
-        let signals = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
-                server.shutdown(grace: shutdownGrace)
-                withExtendedLifetime(store) {}
-                exit(0)
-            }
-            source.resume()
-            return source
-        }
         // Expired resumable uploads are swept at start and then periodically.
         let sweeper = DispatchSource.makeTimerSource(queue: .global())
         let sweepInterval = max(1, min(60, configuration.uploadExpiry / 2))
@@ -76,21 +64,48 @@ enum BlobdServer {
         sweeper.setEventHandler { store.removeExpiredUploads() }
         sweeper.resume()
 
-        signal(SIGHUP, SIG_IGN)
-        let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        reload.setEventHandler {
-            do {
-                try access.reload()
-                logger.info("Tokens reloaded", metadata: ["tokens.count": "\(access.tokenCount)"])
-            } catch {
-                logger.error("Tokens file not reloaded; the previous tokens stay in force", metadata: ["error": "\(error)"])
-            }
-        }
-        reload.resume()
-
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         FileHandle.standardError.write(Data("blobd listening on http://\(shownHost):\(server.port)\n".utf8))
-        withExtendedLifetime((signals, reload, sweeper)) { dispatchMain() }
+
+        // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
+        while true {
+            switch waitForSignal() {
+            case SIGHUP:
+                do {
+                    try access.reload()
+                    logger.info("Tokens reloaded", metadata: ["tokens.count": "\(access.tokenCount)"])
+                } catch {
+                    logger.error("Tokens file not reloaded; the previous tokens stay in force", metadata: ["error": "\(error)"])
+                }
+            case let number:
+                logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
+                server.shutdown(grace: shutdownGrace)
+                withExtendedLifetime((store, sweeper)) {}
+                exit(0)
+            }
+        }
+    }
+
+    /// Signals blobd handles synchronously on its main thread.
+    private static let handledSignals = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Blocks the handled signals in the calling thread, and so in every thread started after:
+    /// they are then delivered only to `waitForSignal()`. Call before any thread is started.
+    static func blockSignals() {
+        signal(SIGPIPE, SIG_IGN)
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in handledSignals { sigaddset(&set, number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    private static func waitForSignal() -> Int32 {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in handledSignals { sigaddset(&set, number) }
+        var number: Int32 = 0
+        while sigwait(&set, &number) != 0 {}
+        return number
     }
 
     private static func fail(_ message: String) -> Never {
