@@ -77,7 +77,7 @@ extension BlobService {
 
     private func receive(_ head: HTTPRequestHead, into append: UploadAppend, created: Bool) -> HTTPRequestAction {
         let consumer = UploadAppendConsumer(service: self, append: append, created: created)
-        return head.hasBody ? .receive(consumer) : .respond(consumer.finish())
+        return head.hasBody ? .receive(consumer) : .respond(consumer.response())
     }
 
     private func requireOffsetStream(_ head: HTTPRequestHead) throws(HTTPError) {
@@ -131,7 +131,12 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
         }
     }
 
-    func finish() -> HTTPResponse {
+    func finish(_ responder: HTTPResponder) {
+        responder.send(response())
+    }
+
+    /// Saves the bytes (or rolls them back) and describes the upload.
+    func response() -> HTTPResponse {
         var response: HTTPResponse
         do {
             if let failure { throw failure }

@@ -81,7 +81,15 @@ final class UploadConsumer: HTTPBodyConsumer {
         }
     }
 
-    func finish() -> HTTPResponse {
+    /// fsync, link and index commit run on the commit pool; the connection waits suspended.
+    func finish(_ responder: HTTPResponder) {
+        let handover = Handover(value: self)
+        service.committers.submit {
+            responder.send(handover.value.commit())
+        }
+    }
+
+    private func commit() -> HTTPResponse {
         defer { end() }
         if let failure { return service.failure(failure) }
         do {

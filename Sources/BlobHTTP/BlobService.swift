@@ -13,12 +13,15 @@ public final class BlobService: HTTPHandler {
     public let metrics: Metrics
     /// Seconds a resumable upload may sit idle before it expires.
     public let uploadLifetime: Int64
+    /// Threads that make uploads durable (fsync, link, index commit) off the HTTP workers.
+    let committers: WorkerPool
     let logger: Logger
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
-                logger: Logger = Logger(label: "blobd.http")) {
+                commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http")) {
         self.store = store
+        self.committers = WorkerPool(threads: commitThreads)
         self.access = access
         self.metrics = metrics
         self.uploadLifetime = uploadLifetime

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import Synchronization
@@ -7,6 +8,32 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private let pool: DatabasePool
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
+    /// Commits waiting for the group-commit leader.
+    private let commits = Mutex(CommitQueue())
+
+    private struct CommitQueue {
+        var queue: [CommitRequest] = []
+        var leaderActive = false
+    }
+
+    /// One commit waiting in a batch. `@unchecked Sendable`: its fields are written by the
+    /// leader before `done` is signalled and read by the waiter only after.
+    private final class CommitRequest: @unchecked Sendable {
+        let record: BlobRecord
+        let completingUpload: String?
+        /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its call.
+        var condition: ((BlobRecord?) -> Bool)?
+        var result: Result<IndexCommit, StoreError> = .failure(.index("not committed"))
+        /// Woken to lead the next batch rather than with a result.
+        var promoted = false
+        let done = DispatchSemaphore(value: 0)
+
+        init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool) {
+            self.record = record
+            self.completingUpload = completingUpload
+            self.condition = condition
+        }
+    }
 
     /// Opens (creating if needed) the index at `path`.
     public init(path: String) throws(StoreError) {
@@ -53,32 +80,74 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
+    /// Group commit: concurrent commits share one transaction (and one WAL fsync). The first
+    /// caller to find no batch running leads: it commits everything queued, in order, each
+    /// against the state the ones before it left, then hands the lead to the oldest waiter.
     public func commit(_ record: BlobRecord, completingUpload: String?,
                        if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
-        let result: IndexCommit? = try run {
-            try pool.write { db in
-                let current = try Self.fetch(record.key, in: db)
-                guard condition(current) else { return nil }
-                try Self.pruneGarbage(collected.withLock { $0.isEmpty ? [] : $0.removeAllReturning() }, in: db)
-                if let current { try Self.addGarbage(current.version, in: db) }
-                try db.cachedStatement(sql: """
-                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
-                        sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified
-                    """).execute(arguments: [
-                        Data(record.key.bytes), record.version, Int64(record.size),
-                        Data(record.sha256), record.contentType, record.modified,
-                    ])
-                if let completingUpload {
-                    try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
-                        .execute(arguments: [Data(record.key.bytes), Int64(record.size), completingUpload])
-                }
-                return current.map { .replaced(previous: $0) } ?? .created
+        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
+            let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition)
+            let leads = commits.withLock { state in
+                state.queue.append(request)
+                defer { state.leaderActive = true }
+                return !state.leaderActive
             }
+            if !leads {
+                request.done.wait()
+                // Either committed by a leader, or promoted to lead the next batch.
+                guard request.promoted else { return try request.result.get() }
+            }
+            commitBatch(commits.withLock { $0.queue.removeAllReturning() })
+            commits.withLock { state in
+                if let next = state.queue.first {
+                    next.promoted = true
+                    next.done.signal()
+                } else {
+                    state.leaderActive = false
+                }
+            }
+            return try request.result.get()
         }
-        guard let result else { throw .preconditionFailed }
-        return result
+    }
+
+    private func commitBatch(_ batch: [CommitRequest]) {
+        do {
+            try pool.write { db in
+                try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
+                for request in batch {
+                    request.result = try Self.apply(request, in: db)
+                }
+            }
+        } catch {
+            let failure = (error as? StoreError) ?? .index("\(error)")
+            for request in batch { request.result = .failure(failure) }
+        }
+        // The leader's own request gets a signal nobody waits for: harmless, it is dropped.
+        for request in batch {
+            request.condition = nil
+            request.done.signal()
+        }
+    }
+
+    private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
+        let record = request.record
+        let current = try fetch(record.key, in: db)
+        guard request.condition?(current) ?? false else { return .failure(.preconditionFailed) }
+        if let current { try addGarbage(current.version, in: db) }
+        try db.cachedStatement(sql: """
+            INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
+                sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified
+            """).execute(arguments: [
+                Data(record.key.bytes), record.version, Int64(record.size),
+                Data(record.sha256), record.contentType, record.modified,
+            ])
+        if let upload = request.completingUpload {
+            try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
+                .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
+        }
+        return .success(current.map { .replaced(previous: $0) } ?? .created)
     }
 
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {

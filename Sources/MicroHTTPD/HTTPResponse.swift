@@ -53,11 +53,12 @@ public protocol HTTPBodyReader: AnyObject, Sendable {
 
 /// Receives a request body chunk by chunk, on the connection's worker thread.
 public protocol HTTPBodyConsumer: AnyObject {
-    /// Takes the next chunk. A failure is remembered and reported by `finish()`; the rest of
+    /// Takes the next chunk. A failure is remembered and reported by `finish(_:)`; the rest of
     /// the body is then read and dropped, since no response can be sent while a body arrives.
     func consume(_ chunk: UnsafeRawBufferPointer)
-    /// The body is complete: returns the response.
-    func finish() -> HTTPResponse
+    /// The body is complete: send the response through `responder`, at once or later from
+    /// another thread (slow work such as fsync need not hold the connection's worker thread).
+    func finish(_ responder: HTTPResponder)
     /// The client went away before the body was complete.
     func abandon()
 }
@@ -66,7 +67,7 @@ public protocol HTTPBodyConsumer: AnyObject {
 public enum HTTPRequestAction {
     /// Answer now; any request body is never read (an early 413 or 412 goes out this way).
     case respond(HTTPResponse)
-    /// Read the body into the consumer, then send what `finish()` returns.
+    /// Read the body into the consumer, then send what it answers in `finish(_:)`.
     case receive(any HTTPBodyConsumer)
 }
 

@@ -64,7 +64,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws {
         let context = Unmanaged.passRetained(ServerContext(handler: handler))
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-            | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue
+            | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let started: OpaquePointer? = try withSocketAddress(configuration.host, configuration.port) { address, isIPv6 in
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             return blobd_mhd_start(

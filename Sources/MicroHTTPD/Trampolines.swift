@@ -25,6 +25,8 @@ final class RequestState {
     var consumer: (any HTTPBodyConsumer)?
     /// A response decided from the head of a request without a body, queued on the next call.
     var pending: HTTPResponse?
+    /// Set once the body is complete; holds the consumer's response.
+    var responder: HTTPResponder?
     var bodyFinished = false
     var status: Int?
     var bytesReceived: UInt64 = 0
@@ -89,9 +91,21 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         state.pending = nil
         return queue(pending, on: connection, state: state)
     }
+    if let responder = state.responder {
+        // Called again after a resume: the response has arrived.
+        guard let response = responder.takeOrSuspend() else { return .YES }
+        state.responder = nil
+        return queue(response, on: connection, state: state)
+    }
     guard !state.bodyFinished, let consumer = state.consumer else { return .YES }
     state.bodyFinished = true
-    return queue(consumer.finish(), on: connection, state: state)
+    let responder = HTTPResponder(connection: connection)
+    consumer.finish(responder)
+    guard let response = responder.takeOrSuspend() else {
+        state.responder = responder
+        return .YES
+    }
+    return queue(response, on: connection, state: state)
 }
 
 /// The completion callback: fires once per request, also when the client went away. The one

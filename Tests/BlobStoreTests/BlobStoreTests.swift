@@ -213,3 +213,28 @@ func filesIn(_ path: String) -> [String] {
         #expect(Set([nfc, nfd]).count == 2)
     }
 }
+
+@Suite struct GroupCommitTests {
+    @Test func concurrentCommitsAllLandAndConditionsSeeEachOther() async throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        // 64 distinct keys from many threads at once: all committed.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask { _ = try store.put(Array("blob \(i)".utf8), as: "k/\(i)") }
+            }
+            try await group.waitForAll()
+        }
+        for i in 0..<64 { #expect(try store.contents(of: "k/\(i)") == Array("blob \(i)".utf8)) }
+        // 16 racing create-only commits of one key: exactly one wins.
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<16 {
+                group.addTask { (try? store.put(Array("racer \(i)".utf8), as: "race", if: { $0 == nil })) != nil }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(filesIn(dir.path + "/tmp").isEmpty)
+        #expect(filesIn(dir.path + "/blobs").count == 65)
+    }
+}

@@ -1,0 +1,61 @@
+import CMicroHTTPD
+import Synchronization
+
+/// Sends the response to a request whose body has been read, now or later and from any
+/// thread. If the response is not there when `finish(_:)` returns, the connection is suspended
+/// (its worker thread goes on serving others) and resumed when `send(_:)` is called.
+///
+/// `@unchecked Sendable` is sound: the connection pointer stays valid until the request
+/// completes, which cannot happen while it is suspended, and `state` orders suspend and resume.
+public final class HTTPResponder: @unchecked Sendable {
+    private enum State {
+        case waiting
+        case suspended
+        case ready(HTTPResponse)
+        case sent
+    }
+
+    private let connection: OpaquePointer
+    private let state = Mutex(State.waiting)
+
+    init(connection: OpaquePointer) {
+        self.connection = connection
+    }
+
+    /// Sends `response`. Call exactly once.
+    public func send(_ response: HTTPResponse) {
+        let resume = state.withLock { state -> Bool in
+            switch state {
+            case .waiting:
+                state = .ready(response)
+                return false
+            case .suspended:
+                state = .ready(response)
+                return true
+            case .ready, .sent:
+                response.discard()
+                return false
+            }
+        }
+        if resume { MHD_resume_connection(connection) }
+    }
+
+    /// On the worker thread after `finish`: the response if it is ready, else the connection
+    /// is suspended and nil returned.
+    func takeOrSuspend() -> HTTPResponse? {
+        state.withLock { state in
+            switch state {
+            case .ready(let response):
+                state = .sent
+                return response
+            case .waiting:
+                // Under the lock, so a concurrent `send` resumes only after this suspend.
+                MHD_suspend_connection(connection)
+                state = .suspended
+                return nil
+            case .suspended, .sent:
+                return nil
+            }
+        }
+    }
+}
