@@ -41,7 +41,10 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         configuration.prepareDatabase { db in
             // An acknowledged upload must survive power loss: fsync the WAL on every commit.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
+            try db.execute(sql: "PRAGMA cache_size = -1024")
         }
+        configuration.maximumReaderCount = 2
         configuration.busyMode = .timeout(30)
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
