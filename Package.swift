@@ -17,11 +17,13 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // OpenSSL's libcrypto from Debian's libssl-dev: SHA-256 whose state can be saved.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Linux file calls Swift's Glibc module does not expose (sync_file_range).
+        .systemLibrary(name: "CFileSystem"),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
         // Files, streams and the on-disk index. No HTTP.
         .target(name: "BlobStore", dependencies: [
-            "CCrypto",
+            "CCrypto", "CFileSystem",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),

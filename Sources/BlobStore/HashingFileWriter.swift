@@ -1,3 +1,5 @@
+import CFileSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +9,9 @@ import Glibc
 final class HashingFileWriter {
     /// Bytes gathered before each write(2).
     static let bufferSize = 256 * 1024
+    /// Writeback of every this many bytes starts at once, so dirty pages never pile up and
+    /// the final fsync has little left to do.
+    static let writebackWindow: UInt64 = 8 * 1024 * 1024
 
     /// The file; owned by the writer, closed by `close()` or deinit.
     private(set) var descriptor: Int32
@@ -16,12 +21,17 @@ final class HashingFileWriter {
     private(set) var hasher: SHA256Hasher
     /// Bytes accepted, buffered ones included.
     private(set) var size: UInt64
+    /// Bytes written with write(2) so far, and where the last writeback started.
+    private var written: UInt64
+    private var writebackStart: UInt64
 
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
     init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0) {
         self.descriptor = descriptor
         self.hasher = hasher
         self.size = size
+        self.written = size
+        self.writebackStart = size
         self.buffer = .allocate(byteCount: Self.bufferSize, alignment: 4096)
     }
 
@@ -52,6 +62,11 @@ final class HashingFileWriter {
         buffered = 0
         hasher.update(chunk)
         try FileSystem.writeAll(descriptor, chunk)
+        written += UInt64(chunk.count)
+        if written - writebackStart >= Self.writebackWindow {
+            _ = blobd_start_writeback(descriptor, Int64(writebackStart), Int64(written - writebackStart))
+            writebackStart = written
+        }
     }
 
     /// Flushes and fsyncs: every accepted byte is durable.
