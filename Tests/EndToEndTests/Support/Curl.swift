@@ -54,28 +54,9 @@ func testBytes(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
 /// Sends raw bytes over one TCP connection to 127.0.0.1:`port` and returns everything the
 /// server sends back until it closes the connection or `timeout` seconds pass.
 func rawExchange(port: Int, _ request: [UInt8], timeout: Double = 5) throws -> String {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = UInt16(port).bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw TestFailure("connect failed") }
-    var tv = timeval(tv_sec: 0, tv_usec: 200_000)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-    _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    var received: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if n > 0 { received += buffer[..<n] } else if n == 0 { break } else if errno != EAGAIN && errno != EWOULDBLOCK { break }
-    }
-    return String(decoding: received, as: UTF8.self)
+    let connection = try RawConnection(port: port)
+    connection.send(request)
+    return connection.receiveAll(timeout: timeout)
 }
 
 /// A raw client connection to 127.0.0.1, closed (hung up) on `hangUp()` or deinit.
@@ -97,6 +78,20 @@ final class RawConnection {
 
     func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Everything the server sends until it closes the connection or `timeout` seconds pass.
+    func receiveAll(timeout: Double) -> String {
+        var tv = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { received += buffer[..<n] } else if n == 0 { break } else if errno != EAGAIN && errno != EWOULDBLOCK { break }
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 
     func hangUp() {
