@@ -42,7 +42,10 @@ clean:
 	rm -rf .build
 
 # blobd vs nginx vs lighttpd on this machine (< 10 minutes); never part of `make test`.
+BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
+
 bench: release
-	@command -v nginx >/dev/null && command -v lighttpd >/dev/null && command -v wrk >/dev/null || \
-		($(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx lighttpd lighttpd-mod-webdav wrk)
+	@missing=""; for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "Installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 	bench/run

@@ -229,7 +229,7 @@ class Server:
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.stderr_file,
                                      stderr=self.stderr_file, start_new_session=True)
 
-    def stop(self, grace=15.0):
+    def stop(self, grace=12.0):
         if self.proc is None:
             return
         extra = [p for p in self.pids() if p != self.proc.pid]
@@ -249,15 +249,30 @@ class Server:
                     pass
         self.stderr_file.close()
 
-    def error_lines(self, limit=8):
-        """Lines of the server's own log that look like errors (for the report)."""
-        lines = []
-        for path in filter(None, [self.log_path, getattr(self, "stderr_path", None)]):
+    def _log_paths(self):
+        return list(dict.fromkeys(filter(None, [self.log_path, getattr(self, "stderr_path", None)])))
+
+    def mark_started(self):
+        """Remember where the logs end once started: start-up notices (blobd's "no tokens file",
+        lighttpd's "server started") are not anomalies of the run."""
+        self.log_offsets = {}
+        for path in self._log_paths():
             try:
-                with open(path, errors="replace") as f:
-                    for line in f:
-                        if re.search(r"\b(error|crit|alert|emerg|fatal|critical|warning)\b", line, re.I):
-                            lines.append(line.rstrip()[:300])
+                self.log_offsets[path] = os.path.getsize(path)
+            except OSError:
+                pass
+
+    def error_lines(self, limit=8):
+        """Lines the server logged after start-up that look like errors (for the report)."""
+        lines = []
+        for path in self._log_paths():
+            try:
+                with open(path, "rb") as fb:
+                    fb.seek(getattr(self, "log_offsets", {}).get(path, 0))
+                    text = fb.read().decode(errors="replace")
+                for line in text.splitlines():
+                    if re.search(r"\b(error|crit|alert|emerg|fatal|critical|warning)\b", line, re.I):
+                        lines.append(line.rstrip()[:300])
             except OSError:
                 pass
         return len(lines), lines[:limit]
@@ -397,15 +412,24 @@ class Blobd(Server):
 
 
 class Client:
-    def __init__(self, args):
+    def __init__(self, args, deadline):
         self.args = args
-        self.client_cpu = 0.0  # seconds of CPU used by waited-for children (curl, wrk, ...)
+        self.deadline = deadline  # time.monotonic() by which every measurement must be done
+
+    def budget(self, timeout):
+        """`timeout`, cut to what is left of the run's time budget (so `make bench` stays
+        under 10 minutes even when a server hangs)."""
+        left = self.deadline - time.monotonic()
+        if left < 1:
+            raise BenchError(f"out of time: the run's budget of {self.args.time_budget} s is spent")
+        return max(1, int(min(timeout, left)))
 
     def _rusage_children(self):
         r = resource.getrusage(resource.RUSAGE_CHILDREN)
         return r.ru_utime + r.ru_stime
 
     def run(self, argv, timeout, cwd=None, check=True):
+        timeout = self.budget(timeout)
         c0 = self._rusage_children()
         try:
             p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -427,23 +451,25 @@ class Client:
             self.run([sys.executable, os.path.join(HERE, "touchmem.py"), str(self.args.touch_gib)],
                      timeout=120)
 
-    def curl(self, extra, timeout=600):
+    def curl(self, extra, timeout=20):
         fmt = "%{http_code} %{size_upload} %{size_download} %{time_total}"
+        timeout = self.budget(timeout)
         p = self.run(["curl", "-sS", "--max-time", str(timeout), "-o", "/dev/null", "-w", fmt] + extra,
-                     timeout=timeout + 10)
+                     timeout=timeout + 5)
         code, up, down, total = p.stdout.split()
         return int(code), int(float(up)), int(float(down)), float(total)
 
-    def curl_sampled(self, extra, server, timeout=600, period=0.2):
+    def curl_sampled(self, extra, server, timeout=300, period=0.2):
         """curl while sampling the server's VmRSS every `period` s; returns (curl result, max KiB)."""
         fmt = "%{http_code} %{size_upload} %{size_download} %{time_total}"
+        timeout = self.budget(timeout)
         argv = ["curl", "-sS", "--max-time", str(timeout), "-o", "/dev/null", "-w", fmt] + extra
         peak = server.rss_kib()
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + timeout + 10
-            while p.poll() is None and time.monotonic() < deadline:
+            deadline = time.monotonic() + timeout + 5
+            while p.poll() is None and time.monotonic() < deadline:  # bounded in time
                 peak = max(peak, server.rss_kib())
                 time.sleep(period)
             if p.poll() is None:
@@ -553,7 +579,7 @@ class Bench:
             self.client.sync()
             self.client.touch_memory()
             with Meter(s) as m:
-                code, up, _, t = self.client.curl(["-T", self.src_big, s.url(key)])
+                code, up, _, t = self.client.curl(["-T", self.src_big, s.url(key)], timeout=180)
             t_sync = self.client.sync()
             self.check_foreign(f"large upload {s.name} run {r}", m)
             if code not in (200, 201, 204) or up != a.big_bytes:
@@ -574,7 +600,7 @@ class Bench:
             t = 0.0
             with Meter(s) as m:
                 for _ in range(a.download_repeats):
-                    code, _, down, ti = self.client.curl([s.url(self.big_key)])
+                    code, _, down, ti = self.client.curl([s.url(self.big_key)], timeout=120)
                     if code != 200 or down != a.big_bytes:
                         raise BenchError(f"{s.name}: download answered {code} with {down} bytes")
                     t += ti
@@ -602,8 +628,9 @@ class Bench:
                    foreign_cpu_pct=m.pct(m.foreign),
                    client_us_per_req=1e6 * w["client_cpu"] / max(ok, 1))
         self.record(workload, s, **rec)
-        if w["status"] or errors:
-            self.note(f"{workload} {s.name}: {w['status']} non-2xx/3xx responses, "
+        if w["status"] or w["non2xx_line"] or errors:
+            self.note(f"{workload} {s.name}: {w['status']} non-2xx/3xx responses "
+                      f"(wrk's 'Non-2xx or 3xx responses' line: {w['non2xx_line']}), "
                       f"{errors} socket errors (connect {w['connect']}, read {w['read']}, "
                       f"write {w['write']}, timeout {w['timeout']}) of {w['requests']}")
         log(f"{workload:14} {s.name:8} {rec['rps']:8.0f} req/s  p99 {rec['p99_ms']:6.2f} ms  "
@@ -648,12 +675,12 @@ class Bench:
         if code not in (200, 201) or up != a.huge_bytes:
             raise BenchError(f"blobd: {a.huge_bytes} B upload answered {code} after {up} bytes")
         self.huge_up = dict(rss_mib=peak / 1024, mbps=a.huge_bytes / 1e6 / t)
-        log(f"huge upload   blobd {a.huge_bytes / GiB:.0f} GiB {a.huge_bytes / 1e6 / t:.0f} MB/s, max VmRSS {peak / 1024:.1f} MiB")
+        log(f"huge upload   blobd {a.huge_bytes / GiB:g} GiB {a.huge_bytes / 1e6 / t:.0f} MB/s, max VmRSS {peak / 1024:.1f} MiB")
         (code, _, down, t), peak = self.client.curl_sampled([s.url("huge")], s)
         if code != 200 or down != a.huge_bytes:
             raise BenchError(f"blobd: {a.huge_bytes} B download answered {code} with {down} bytes")
         self.huge_down = dict(rss_mib=peak / 1024, mbps=a.huge_bytes / 1e6 / t)
-        log(f"huge download blobd {a.huge_bytes / GiB:.0f} GiB {a.huge_bytes / 1e6 / t:.0f} MB/s, max VmRSS {peak / 1024:.1f} MiB")
+        log(f"huge download blobd {a.huge_bytes / GiB:g} GiB {a.huge_bytes / 1e6 / t:.0f} MB/s, max VmRSS {peak / 1024:.1f} MiB")
 
     def final_memory(self):
         self.hwm = {s.name: s.hwm_kib() / 1024 for s in self.servers}
@@ -677,7 +704,7 @@ class Bench:
         def f2(x):
             return "–" if x is None else f"{x:.2f}"
 
-        def ratio(b, o, lower_better=False):
+        def ratio(b, o):
             if b is None or o is None or o == 0:
                 return None
             return b / o
@@ -827,6 +854,8 @@ def main():
     ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     ap.add_argument("--wrk-timeout", type=int, default=5)
     ap.add_argument("--download-repeats", type=int, default=3, help="1 GiB downloads per run")
+    ap.add_argument("--time-budget", type=int, default=480,
+                    help="seconds every measurement must fit in; a hanging server fails the run then")
     ap.add_argument("--wrk-threads", type=int, default=2)
     ap.add_argument("--big", type=parse_size, default=GiB, dest="big_bytes")
     ap.add_argument("--huge", type=parse_size, default=4 * GiB, dest="huge_bytes")
@@ -868,6 +897,7 @@ def main():
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
+    signal.signal(signal.SIGINT, on_signal)  # also when started with SIGINT ignored (`cmd &`)
 
     early_notes = []
     # ext4 here creates files slowly for ~6 min after ~10^5 deletions, like the clean-up of the
@@ -894,7 +924,7 @@ def main():
     work = tempfile.mkdtemp(prefix="blobd-bench.", dir=args.tmpdir)
     log(f"temp dir {work} ({free / GiB:.0f} GiB free, needs {need / GiB:.1f})")
     servers = []
-    client = Client(args)
+    client = Client(args, t_start + args.time_budget)
     bench = None
     ok = False
     try:
@@ -903,6 +933,7 @@ def main():
                  "blobd": lambda: Blobd(work, args.blobd, args.blobd_threads)}[n]()
             servers.append(s)
             s.start()
+            s.mark_started()
             log(f"{s.name} pid {s.proc.pid} on {s.base}")
         bench = Bench(args, servers, client, work)
         bench.anomalies += early_notes

@@ -26,10 +26,8 @@ public struct BlobRecord: Sendable, Equatable {
     /// The SHA-256 as lowercase hex.
     public var sha256Hex: String { hex(sha256) }
 
-    /// The file path of this version, relative to the data directory's `blobs/` folder.
-    public var relativePath: String { Self.relativePath(of: version) }
-
-    /// `ab/abcd…` for version `abcd…`. The 256 folders are made when the store opens, so a
+    /// The file of version `abcd…`, relative to the data directory's `blobs/` folder: `ab/abcd…`.
+    /// The 256 folders are made when the store opens, so a
     /// write never creates (and fsyncs) a folder; ext4's hashed directories stay fast with
     /// tens of thousands of entries each.
     static func relativePath(of version: String) -> String {

@@ -32,7 +32,7 @@ public struct BlobStoreOptions: Sendable {
     }
 }
 
-/// Blobs in a data directory: `blobs/ab/cd/VERSION` files, `tmp/` for uploads in progress,
+/// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/ab/` for uploads in progress,
 /// `index.sqlite` mapping keys to versions, and `lock`.
 public final class BlobStore: Sendable {
     /// The data directory.
@@ -55,13 +55,16 @@ public final class BlobStore: Sendable {
         self.options = options
         self.logger = logger
         self.lock = try DataDirectoryLock(directory: directory)
-        try FileSystem.makeDirectory(directory + "/blobs")
-        var madeFolders = false
-        for folder in BlobRecord.folders {
-            if try FileSystem.makeDirectory("\(directory)/blobs/\(folder)") { madeFolders = true }
+        // blobs/ab/ and tmp/ab/: made once here, so a write never creates a folder, and
+        // concurrent writes rarely contend for the same folder's lock.
+        for area in ["blobs", "tmp"] {
+            try FileSystem.makeDirectory("\(directory)/\(area)")
+            var madeFolders = false
+            for folder in BlobRecord.folders {
+                if try FileSystem.makeDirectory("\(directory)/\(area)/\(folder)") { madeFolders = true }
+            }
+            if madeFolders { try FileSystem.syncDirectory("\(directory)/\(area)") }
         }
-        if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
-        try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
         let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
         self.index = CachedBlobIndex(index)
@@ -79,7 +82,7 @@ public final class BlobStore: Sendable {
         // The temp file is named after the version it will become: recovery can tell from it
         // alone whether a crash interrupted the commit (see `recover()`).
         let version = FileSystem.randomID()
-        let path = "\(directory)/tmp/\(version).part"
+        let path = "\(directory)/tmp/\(version.prefix(2))/\(version).part"
         let descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         // Ownership of the descriptor passes to the stream, which closes it.
         return BlobWriteStream(store: self, version: version, tempPath: path, descriptor: descriptor,
@@ -144,7 +147,7 @@ public final class BlobStore: Sendable {
     /// marking `completingUpload` complete, when given).
     ///
     /// The file is hard-linked into `blobs/`, the folder fsynced, the index committed, and only
-    /// then is the original name removed. Until the commit the original (`tmp/VERSION.part` or
+    /// then is the original name removed. Until the commit the original (`tmp/ab/VERSION.part` or
     /// `uploads/VERSION`) stays, so after a crash `recover()` knows which link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
@@ -180,18 +183,20 @@ public final class BlobStore: Sendable {
         if options.crashPoint == point { kill(getpid(), SIGKILL) }
     }
 
-    /// Undoes what a crash interrupted, without reading any blob: a `tmp/VERSION.part` whose
+    /// Undoes what a crash interrupted, without reading any blob: a `tmp/ab/VERSION.part` whose
     /// version the index does not name was never acknowledged, so its link in `blobs/` (if the
     /// crash came after linking) goes too; the same for an unfinished upload's completion link.
     private func recover() throws(StoreError) {
         var removed = 0
-        for name in FileSystem.contents(of: directory + "/tmp") {
-            if name.hasSuffix(".part") {
-                let version = String(name.dropLast(5))
-                if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
+        for folder in BlobRecord.folders {
+            for name in FileSystem.contents(of: "\(directory)/tmp/\(folder)") {
+                if name.hasSuffix(".part") {
+                    let version = String(name.dropLast(5))
+                    if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
+                }
+                FileSystem.remove("\(directory)/tmp/\(folder)/\(name)")
+                removed += 1
             }
-            FileSystem.remove("\(directory)/tmp/\(name)")
-            removed += 1
         }
         for id in try uploadIndex.unfinishedUploads() where try !index.containsVersion(id) {
             FileSystem.remove(path(ofVersion: id))

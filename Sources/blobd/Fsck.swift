@@ -14,7 +14,7 @@ struct Fsck: ParsableCommand {
     func run() throws {
         let directory = dataDir ?? ProcessInfo.processInfo.environment["BLOBD_DATA_DIR"] ?? "./data"
         guard FileManager.default.fileExists(atPath: directory + "/index.sqlite") else {
-            print(to: .standardError, "blobd fsck: \(directory) is not a blobd data directory (no index.sqlite)")
+            printError("blobd fsck: \(directory) is not a blobd data directory (no index.sqlite)")
             throw ExitCode(2)
         }
         let report: CheckReport
@@ -22,10 +22,10 @@ struct Fsck: ParsableCommand {
             let store = try BlobStore(directory: directory)
             report = try store.check(repair: repair)
         } catch StoreError.dataDirectoryLocked(let path) {
-            print(to: .standardError, "blobd fsck: the data directory \(path) is in use by a running blobd; stop it first")
+            printError("blobd fsck: the data directory \(path) is in use by a running blobd; stop it first")
             throw ExitCode(2)
         } catch {
-            print(to: .standardError, "blobd fsck: \(error)")
+            printError("blobd fsck: \(error)")
             throw ExitCode(2)
         }
         for record in report.corrupt { print("corrupt \(record.key)") }
@@ -38,8 +38,7 @@ struct Fsck: ParsableCommand {
     }
 }
 
-enum OutputStream { case standardError }
-
-func print(to _: OutputStream, _ message: String) {
+/// Writes a line to stderr.
+func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -178,7 +178,7 @@ func filesIn(_ path: String) -> [String] {
             let store = try BlobStore(directory: dir.path)
             _ = try store.put([1], as: "kept")
         }
-        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/orphan.part", contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/00/orphan.part", contents: Data([1, 2, 3]))
         let reopened = try BlobStore(directory: dir.path)
         #expect(filesIn(dir.path + "/tmp").isEmpty)
         #expect(try reopened.contents(of: "kept") == [1])

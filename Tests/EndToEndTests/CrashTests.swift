@@ -29,7 +29,7 @@ final class Acknowledged: Sendable {
             #expect(attempted[key]?.contains(body) == true, "\(key) is not a whole uploaded version")
             #expect(item["sha256"] as? String == sha256Hex(body))
         }
-        #expect((try FileManager.default.contentsOfDirectory(atPath: dataDir + "/tmp")).isEmpty)
+        #expect(files(under: dataDir + "/tmp").isEmpty)
         // New uploads are accepted at once.
         #expect(try curl(["-X", "PUT", "--data-binary", "after restart", blobd.baseURL + "/v1/blobs/fresh"]).status == 201)
         #expect(try curl(["-X", "DELETE", blobd.baseURL + "/v1/blobs/fresh"]).status == 204)
@@ -102,7 +102,7 @@ final class Acknowledged: Sendable {
         let body = try curl([blobd.baseURL + "/v1/blobs/k"]).body
         // Unacknowledged, so either version may be there, but only whole.
         #expect(body == (point == "after-commit" ? new : old))
-        #expect((try FileManager.default.contentsOfDirectory(atPath: dataDir + "/tmp")).isEmpty)
+        #expect(files(under: dataDir + "/tmp").isEmpty)
         #expect(blobd.stop() == 0)
         let fsck = try run(blobdExecutable(), ["fsck", "--data-dir", dataDir])
         #expect(fsck.status == 0, "no orphan file after recovery: \(String(decoding: fsck.stdout, as: UTF8.self))")

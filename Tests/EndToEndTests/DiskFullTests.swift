@@ -42,7 +42,7 @@ final class SmallFileSystem {
         #expect(streamed.status == 507)
         #expect(streamed.json["status"] as? Int == 507)
         // The temp file is gone, the old version intact, and reads and small writes still work.
-        #expect(eventually { (try? FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/tmp"))?.isEmpty == true })
+        #expect(eventually { files(under: blobd.dataDir + "/tmp").isEmpty })
         #expect(try curl([b + "/v1/blobs/k"]).body == old)
         #expect(try curl(["-X", "PUT", "--data-binary", "small", b + "/v1/blobs/small"]).status == 201)
         // A resumable upload that fills the disk: 507, nothing corrupted, offset unchanged.

@@ -69,7 +69,7 @@ import Testing
         let connection = try RawConnection(port: blobd.port)
         connection.send(Array(head.utf8) + testBytes(300_000))
         let tmp = blobd.dataDir + "/tmp"
-        func tempFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: tmp))?.count ?? 0 }
+        func tempFiles() -> Int { files(under: tmp).count }
         #expect(eventually { tempFiles() == 1 }, "the upload is streaming into a temp file")
         connection.hangUp()
         #expect(eventually { tempFiles() == 0 }, "the temp file is removed when the client hangs up")

@@ -113,7 +113,7 @@ import FoundationNetworking
         #expect(try curl([url]).status == 404)
         #expect(try curl(["-T", dir.file("ok", testBytes(1000)), url]).status == 201)
         // Nothing was left behind in the data dir's temp folder.
-        #expect((try? FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/tmp"))?.isEmpty == true)
+        #expect(files(under: blobd.dataDir + "/tmp").isEmpty)
     }
 
     @Test func sizeLimitFromEnvironment() throws {

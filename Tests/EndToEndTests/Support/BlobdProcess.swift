@@ -137,3 +137,13 @@ func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, tim
     let stderrText = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
     return (process.terminationStatus, stdoutBytes, stderrText)
 }
+
+/// Regular files anywhere under `path` (e.g. a data dir's `tmp/`, which holds 256 folders).
+func files(under path: String) -> [String] {
+    let enumerator = FileManager.default.enumerator(atPath: path)
+    var found: [String] = []
+    while let name = enumerator?.nextObject() as? String {
+        if (enumerator?.fileAttributes?[.type] as? FileAttributeType) == .typeRegular { found.append(name) }
+    }
+    return found
+}
