@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One request's worth of bytes appended to a resumable upload. `finish` saves them (and
+/// completes the blob at its last byte); `abandon` keeps what arrived when the client went away;
+/// any failure rolls back to the offset the request started at.
+public final class UploadAppend {
+    /// A per-request checksum (tus Upload-Checksum).
+    public enum Checksum: Sendable {
+        case sha1([UInt8])
+        case sha256([UInt8])
+    }
+
+    private let store: BlobStore
+    private var record: UploadRecord
+    private let startOffset: UInt64
+    private let writer: HashingFileWriter
+    private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
+    private var ended = false
+
+    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher) {
+        self.store = store
+        self.record = record
+        self.startOffset = record.offset
+        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset)
+    }
+
+    deinit { abandon() }
+
+    /// The upload as it stands (offset includes bytes of this request).
+    public var upload: UploadRecord {
+        var current = record
+        current.offset = writer.size
+        return current
+    }
+
+    /// Verifies this request's bytes against `checksum` at `finish`.
+    public func expect(_ checksum: Checksum) {
+        self.checksum = (checksum, SHA1Hasher(), SHA256Hasher())
+    }
+
+    /// Appends bytes; throws `.tooLarge` past the upload's length (or the size limit).
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        if let limit = record.length ?? store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit {
+            throw .tooLarge(limit: limit)
+        }
+        switch checksum?.expected {
+        case .sha1: checksum?.sha1.update(bytes)
+        case .sha256: checksum?.sha256.update(bytes)
+        case nil: break
+        }
+        try writer.write(bytes)
+    }
+
+    /// Every byte of the request is in: verifies the checksum, makes the bytes durable and saves
+    /// the new offset; at the last byte, commits the blob. On failure nothing of this request stays.
+    public func finish() throws(StoreError) -> UploadRecord {
+        defer { end() }
+        do throws(StoreError) {
+            if let checksum {
+                let matches = switch checksum.expected {
+                case .sha1(let digest): checksum.sha1.finalize() == digest
+                case .sha256(let digest): checksum.sha256.finalize() == digest
+                }
+                guard matches else { throw .checksumMismatch }
+            }
+            try save()
+            return record
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    /// Drops this request's bytes (the request failed before `finish`). Idempotent.
+    public func cancel() {
+        guard !ended else { return }
+        rollback()
+        end()
+    }
+
+    /// The client went away mid-request: keep the bytes that arrived, unless a checksum was
+    /// promised (then they cannot be verified and are dropped). Idempotent.
+    public func abandon() {
+        guard !ended else { return }
+        defer { end() }
+        if checksum != nil {
+            rollback()
+        } else if (try? save()) == nil {
+            rollback()
+        }
+    }
+
+    /// fsync, then save the offset and hash state, or commit the blob if this was the last byte.
+    private func save() throws(StoreError) {
+        try writer.sync()
+        record.offset = writer.size
+        record.hashState = writer.hasher.state
+        if let length = record.length, record.offset == length {
+            try complete()
+        } else {
+            try store.uploadIndex.save(record)
+        }
+    }
+
+    private func complete() throws(StoreError) {
+        writer.close()
+        let digest = writer.hasher.finalize()
+        let key: BlobKey
+        if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
+        // The upload's id is the blob's version: recovery can find an interrupted completion.
+        let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
+                              contentType: record.contentType, modified: Int64(time(nil)))
+        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: { _ in true })
+        record.completedKey = key
+    }
+
+    /// Drops this request's bytes: the file goes back to the offset the index has.
+    private func rollback() {
+        writer.close()
+        if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
+            _ = ftruncate(descriptor, off_t(startOffset))
+            close(descriptor)
+        }
+        record.offset = startOffset
+    }
+
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        writer.close()
+        store.releaseUpload(record.id)
+    }
+}
