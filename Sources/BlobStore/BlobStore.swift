@@ -1,3 +1,4 @@
+import CFileSystem
 import Logging
 import Synchronization
 
@@ -42,6 +43,8 @@ public final class BlobStore: Sendable {
     let index: any BlobIndex
     let uploadIndex: any UploadIndex
     private let lock: DataDirectoryLock
+    /// The data directory, open for syncfs.
+    private let anchor: Int32
     let logger: Logger
     /// Uploads with an append (or termination) in progress.
     private let busyUploads = Mutex<Set<String>>([])
@@ -66,7 +69,14 @@ public final class BlobStore: Sendable {
             if madeFolders { try FileSystem.syncDirectory("\(directory)/\(area)") }
         }
         try FileSystem.makeDirectory(directory + "/uploads")
-        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
+        // Files about to be committed are made durable once per group commit, by one syncfs of
+        // the data directory's file system, instead of a file and a folder fsync per blob.
+        let anchor = try FileSystem.open(directory, O_RDONLY | O_DIRECTORY)
+        self.anchor = anchor  // closed in deinit
+        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", barrier: {
+            () throws(StoreError) in
+            guard blobd_sync_file_system(anchor) == 0 else { throw FileSystem.error("syncfs", errno) }
+        })
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         try recover()
@@ -95,6 +105,8 @@ public final class BlobStore: Sendable {
         let (total, overflow) = options.minFreeBytes.addingReportingOverflow(needed)
         if overflow || free < total { throw .insufficientStorage }
     }
+
+    deinit { close(anchor) }
 
     /// Number of blobs and their total size, from the index.
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
@@ -152,12 +164,12 @@ public final class BlobStore: Sendable {
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let path = path(of: record)
-        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         crash(at: .beforeLink)
         try FileSystem.link(file, path)
         let outcome: IndexCommit
         do {
-            try FileSystem.syncDirectory(folder)
+            // The index syncs the file system before the commit (see `init`): the file and
+            // this link are durable before the index names them.
             crash(at: .afterLink)
             outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
         } catch {

@@ -42,7 +42,8 @@ public final class BlobWriteStream {
     }
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
-    /// `condition` holds for the current record. Order: fsync file → rename → fsync dir → index.
+    /// `condition` holds for the current record. Order: write out → link into `blobs/` →
+    /// syncfs (once per group commit) → index commit.
     public func commit(as key: BlobKey?, contentType: String,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         do throws(StoreError) {
@@ -62,7 +63,8 @@ public final class BlobWriteStream {
                     return StoredBlob(record: existing, created: false)
                 }
             }
-            try writer.sync()
+            // Written out; the group commit's syncfs makes it durable before the index names it.
+            try writer.flush()
             writer.close()
             let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))

@@ -35,8 +35,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         }
     }
 
+    /// Runs once per group commit, before its transaction: the caller makes the files the batch
+    /// names durable there, with one sync for the whole batch.
+    private let barrier: @Sendable () throws(StoreError) -> Void
+
     /// Opens (creating if needed) the index at `path`.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, barrier: @escaping @Sendable () throws(StoreError) -> Void = {}) throws(StoreError) {
+        self.barrier = barrier
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // An acknowledged upload must survive power loss: fsync the WAL on every commit.
@@ -115,6 +120,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
 
     private func commitBatch(_ batch: [CommitRequest]) {
         do {
+            try barrier()
             try pool.write { db in
                 try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
                 for request in batch {

@@ -3,10 +3,17 @@
 #define BLOBD_CFILESYSTEM_SHIM_H
 #define _GNU_SOURCE 1
 #include <fcntl.h>
+#include <unistd.h>
 
 /// Starts writeback of a file range without waiting for it (sync_file_range with
 /// SYNC_FILE_RANGE_WRITE): a later fsync then has little left to flush.
 static inline int blobd_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
+/// Flushes every file and folder of the file system holding `fd` to stable storage (syncfs):
+/// one call and one device cache flush for a whole batch of writes.
+static inline int blobd_sync_file_system(int fd) {
+    return syncfs(fd);
+}
+
 #endif
