@@ -112,15 +112,14 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
     private let append: UploadAppend
     private let created: Bool
     private var failure: (any Error)?
+    private let inFlight: InFlightUpload
 
     init(service: BlobService, append: UploadAppend, created: Bool) {
         self.service = service
         self.append = append
         self.created = created
-        service.metrics.uploadsInFlight(1)
+        self.inFlight = InFlightUpload(service.metrics)
     }
-
-    deinit { service.metrics.uploadsInFlight(-1) }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
@@ -137,6 +136,7 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
 
     /// Saves the bytes (or rolls them back) and describes the upload.
     func response() -> HTTPResponse {
+        defer { inFlight.end() }
         var response: HTTPResponse
         do {
             if let failure { throw failure }
@@ -152,6 +152,7 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
     }
 
     func abandon() {
+        inFlight.end()
         append.abandon()
     }
 }

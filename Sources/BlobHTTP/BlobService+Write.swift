@@ -51,7 +51,7 @@ final class UploadConsumer: HTTPBodyConsumer {
     private let contentType: String
     private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
-    private var ended = false
+    private let inFlight: InFlightUpload
 
     init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, contentType: String,
          condition: @escaping (BlobRecord?) -> Bool) {
@@ -60,16 +60,7 @@ final class UploadConsumer: HTTPBodyConsumer {
         self.key = key
         self.contentType = contentType
         self.condition = condition
-        service.metrics.uploadsInFlight(1)
-    }
-
-    deinit { end() }
-
-    /// Leaves the in-flight gauge exactly once.
-    private func end() {
-        guard !ended else { return }
-        ended = true
-        service.metrics.uploadsInFlight(-1)
+        self.inFlight = InFlightUpload(service.metrics)
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -81,7 +72,7 @@ final class UploadConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// fsync, link and index commit run on the commit pool; the connection waits suspended.
+    /// Link, group syncfs and index commit run on the commit pool; the connection waits suspended.
     func finish(_ responder: HTTPResponder) {
         let handover = Handover(value: self)
         service.committers.submit {
@@ -90,7 +81,7 @@ final class UploadConsumer: HTTPBodyConsumer {
     }
 
     private func commit() -> HTTPResponse {
-        defer { end() }
+        defer { inFlight.end() }
         if let failure { return service.failure(failure) }
         do {
             let stored = try stream.commit(as: key, contentType: contentType, if: condition)
@@ -105,7 +96,7 @@ final class UploadConsumer: HTTPBodyConsumer {
     }
 
     func abandon() {
-        end()
+        inFlight.end()
         stream.abandon()
     }
 }

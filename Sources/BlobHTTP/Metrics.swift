@@ -97,3 +97,23 @@ public final class Metrics: Sendable {
         return out
     }
 }
+
+/// One upload counted in `blobd_uploads_in_flight`, from creation until `end()` (or deinit).
+final class InFlightUpload {
+    private let metrics: Metrics
+    private var ended = false
+
+    init(_ metrics: Metrics) {
+        self.metrics = metrics
+        metrics.uploadsInFlight(1)
+    }
+
+    deinit { end() }
+
+    /// Leaves the gauge; idempotent.
+    func end() {
+        guard !ended else { return }
+        ended = true
+        metrics.uploadsInFlight(-1)
+    }
+}
