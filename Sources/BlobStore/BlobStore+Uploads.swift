@@ -64,7 +64,8 @@ extension BlobStore {
             }
             record.expires = Int64(time(nil)) + lifetime
             // The append owns the descriptor and releases the claim when it ends.
-            return UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher)
+            return UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
+                                remaining: record.length.map { $0 - offset })
         } catch {
             releaseUpload(id)
             throw error

@@ -45,6 +45,8 @@ public final class BlobStore: Sendable {
     private let lock: DataDirectoryLock
     /// The data directory, open for syncfs.
     private let anchor: Int32
+    /// Shared syncs of the data directory's file system.
+    let fileSystem: FileSystemSync
     let logger: Logger
     /// Uploads with an append (or termination) in progress.
     private let busyUploads = Mutex<Set<String>>([])
@@ -69,14 +71,16 @@ public final class BlobStore: Sendable {
             if madeFolders { try FileSystem.syncDirectory("\(directory)/\(area)") }
         }
         try FileSystem.makeDirectory(directory + "/uploads")
-        // Files about to be committed are made durable once per group commit, by one syncfs of
-        // the data directory's file system, instead of a file and a folder fsync per blob.
+        // Files about to be committed, and index transactions, are made durable by syncfs of the
+        // data directory's file system, each shared by all writes waiting for one, instead of a
+        // file, a folder and a WAL fsync per blob.
         let anchor = try FileSystem.open(directory, O_RDONLY | O_DIRECTORY)
         self.anchor = anchor  // closed in deinit
-        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", barrier: {
-            () throws(StoreError) in
+        let fileSystem = FileSystemSync { () throws(StoreError) in
             guard blobd_sync_file_system(anchor) == 0 else { throw FileSystem.error("syncfs", errno) }
-        })
+        }
+        self.fileSystem = fileSystem
+        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", fileSystem: fileSystem)
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         try recover()
@@ -96,7 +100,7 @@ public final class BlobStore: Sendable {
         let descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         // Ownership of the descriptor passes to the stream, which closes it.
         return BlobWriteStream(store: self, version: version, tempPath: path, descriptor: descriptor,
-                               limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
+                               expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
     }
 
     /// Throws `.insufficientStorage` if writing `needed` bytes would leave less than the minimum free.
@@ -159,8 +163,8 @@ public final class BlobStore: Sendable {
     /// Puts a fsynced file in place and commits it to the index (in the same transaction as
     /// marking `completingUpload` complete, when given).
     ///
-    /// The file is hard-linked into `blobs/`, the folder fsynced, the index committed, and only
-    /// then is the original name removed. Until the commit the original (`tmp/ab/VERSION.part` or
+    /// The file is hard-linked into `blobs/`, the file system synced, the index committed and
+    /// synced again (each sync shared with other writes), and only then is the original name removed. Until the commit the original (`tmp/ab/VERSION.part` or
     /// `uploads/VERSION`) stays, so after a crash `recover()` knows which link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
@@ -173,6 +177,9 @@ public final class BlobStore: Sendable {
             // this link are durable before the index names them.
             crash(at: .afterLink)
             outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
+        } catch .unsyncedCommit(let cause) {
+            // The index may name the file: keep it and the temp name, for `recover()` to settle.
+            throw .unsyncedCommit(cause)
         } catch {
             FileSystem.remove(path)
             throw error

@@ -13,16 +13,19 @@ public final class BlobWriteStream {
     private let writer: HashingFileWriter
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
+    /// Set once the temp file is committed or removed.
+    private var ended = false
 
     /// Bytes accepted so far.
     public var size: UInt64 { writer.size }
 
     /// Takes ownership of `descriptor`, a new empty file at `tempPath` that becomes `version`.
-    init(store: BlobStore, version: String, tempPath: String, descriptor: Int32, limit: UInt64?, expectedSHA256: [UInt8]?) {
+    init(store: BlobStore, version: String, tempPath: String, descriptor: Int32,
+         expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?) {
         self.store = store
         self.version = version
         self.tempPath = tempPath
-        self.writer = HashingFileWriter(descriptor: descriptor)
+        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
         self.limit = limit
         self.expectedSHA256 = expectedSHA256
     }
@@ -68,7 +71,14 @@ public final class BlobWriteStream {
             writer.close()
             let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
-            return try store.install(file: tempPath, record: record, if: condition)
+            let stored = try store.install(file: tempPath, record: record, if: condition)
+            ended = true  // install removed the temp name
+            return stored
+        } catch .unsyncedCommit(let cause) {
+            // The index may name this version: the temp name stays for `recover()` (see `install`).
+            writer.close()
+            ended = true
+            throw .unsyncedCommit(cause)
         } catch {
             abandon()
             throw error
@@ -78,6 +88,8 @@ public final class BlobWriteStream {
     /// Drops the upload: closes and removes the temp file. Idempotent.
     public func abandon() {
         writer.close()
+        guard !ended else { return }
+        ended = true
         FileSystem.remove(tempPath)
     }
 }

@@ -7,8 +7,8 @@ import Glibc
 /// Appends to an open file through one large buffer, feeding SHA-256 from the same buffer:
 /// few, large write(2) calls and one pass over the bytes. Used by one thread at a time.
 final class HashingFileWriter {
-    /// Bytes gathered before each write(2).
-    static let bufferSize = 256 * 1024
+    /// Bytes gathered before each write(2), at most.
+    static let maxBufferSize = 256 * 1024
     /// Writeback of every this many bytes starts at once, so dirty pages never pile up and
     /// the final fsync has little left to do.
     static let writebackWindow: UInt64 = 8 * 1024 * 1024
@@ -25,14 +25,22 @@ final class HashingFileWriter {
     private var written: UInt64
     private var writebackStart: UInt64
 
+    /// The buffer for a write of `expected` bytes (nil: unknown): large writes get the full
+    /// buffer, small ones one just big enough, so a 4 KiB upload neither maps nor faults in
+    /// 256 KiB it never uses.
+    static func bufferSize(expecting expected: UInt64?) -> Int {
+        guard let expected, expected < UInt64(maxBufferSize) else { return maxBufferSize }
+        return max(4096, (Int(expected) + 4095) & ~4095)
+    }
+
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
-    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0) {
+    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil) {
         self.descriptor = descriptor
         self.hasher = hasher
         self.size = size
         self.written = size
         self.writebackStart = size
-        self.buffer = .allocate(byteCount: Self.bufferSize, alignment: 4096)
+        self.buffer = .allocate(byteCount: Self.bufferSize(expecting: expected), alignment: 4096)
     }
 
     deinit {

@@ -19,11 +19,12 @@ public final class UploadAppend {
     private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
     private var ended = false
 
-    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher) {
+    /// `remaining`: the bytes the upload still lacks, when its length is known.
+    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, remaining: UInt64?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
-        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset)
+        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset, expecting: remaining)
     }
 
     deinit { abandon() }
@@ -67,6 +68,9 @@ public final class UploadAppend {
             }
             try save()
             return record
+        } catch .unsyncedCommit(let cause) {
+            // The index may already have the new offset or the blob: the bytes stay.
+            throw .unsyncedCommit(cause)
         } catch {
             rollback()
             throw error
@@ -85,9 +89,12 @@ public final class UploadAppend {
     public func abandon() {
         guard !ended else { return }
         defer { end() }
-        if checksum != nil {
-            rollback()
-        } else if (try? save()) == nil {
+        guard checksum == nil else { return rollback() }
+        do throws(StoreError) {
+            try save()
+        } catch .unsyncedCommit {
+            // The bytes stay, as in `finish`.
+        } catch {
             rollback()
         }
     }

@@ -51,13 +51,21 @@ func filesIn(_ path: String) -> [String] {
         #expect(try store.record(for: BlobKey("a/b.txt"))?.contentType == "text/plain")
     }
 
+    @Test func writeBufferFitsTheExpectedSize() {
+        #expect(HashingFileWriter.bufferSize(expecting: 0) == 4096)
+        #expect(HashingFileWriter.bufferSize(expecting: 4096) == 4096)
+        #expect(HashingFileWriter.bufferSize(expecting: 4097) == 8192)
+        #expect(HashingFileWriter.bufferSize(expecting: nil) == HashingFileWriter.maxBufferSize)
+        #expect(HashingFileWriter.bufferSize(expecting: 1 << 40) == HashingFileWriter.maxBufferSize)
+    }
+
     @Test func emptyAndLargeBlobs() throws {
         let dir = TempDirectory()
         let store = try BlobStore(directory: dir.path)
         _ = try store.put([], as: "empty")
         #expect(try store.contents(of: "empty") == [])
         // Larger than the write buffer, written in odd-sized chunks.
-        let big = (0..<(HashingFileWriter.bufferSize * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let big = (0..<(HashingFileWriter.maxBufferSize * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let stream = try store.beginWrite()
         var offset = 0
         while offset < big.count {
