@@ -8,20 +8,41 @@ public enum ByteRangeSpec: Equatable, Sendable {
     /// Parses a Range value; nil when it is malformed or not in bytes (then it is ignored).
     /// Numbers too large for 64 bits saturate, which keeps their meaning (beyond any size).
     public static func parseHeader(_ value: String) -> [ByteRangeSpec]? {
-        let bytes = Array(value.utf8)
-        guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
-              String(decoding: bytes[..<equals], as: UTF8.self).lowercased() == "bytes" else { return nil }
+        var value = value
+        return value.withUTF8(parse)
+    }
+
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static func parse(_ value: UnsafeBufferPointer<UInt8>) -> [ByteRangeSpec]? {
+        // The unit, case-insensitively (RFC 9110 §14.1).
+        guard let equals = value.firstIndex(of: UInt8(ascii: "=")), equals == 5,
+              zip(value[..<equals], "bytes".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
         var specs: [ByteRangeSpec] = []
-        for member in bytes[(equals + 1)...].split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            let trimmed = member.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-            if trimmed.isEmpty { continue }  // empty list elements are allowed (RFC 9110 §5.6.1)
-            guard let spec = parseSpec(Array(trimmed)) else { return nil }
-            specs.append(spec)
+        var rest = value[(equals + 1)...]
+        while true {
+            let comma = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            let member = trimmed(rest[..<comma])
+            // Empty list elements are allowed (RFC 9110 §5.6.1).
+            if !member.isEmpty {
+                guard let spec = parseSpec(member) else { return nil }
+                specs.append(spec)
+            }
+            guard comma < rest.endIndex else { break }
+            rest = rest[(comma + 1)...]
         }
         return specs.isEmpty ? nil : specs
     }
 
-    private static func parseSpec(_ bytes: [UInt8]) -> ByteRangeSpec? {
+    /// Without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: Bytes) -> Bytes {
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+              let last = bytes.lastIndex(where: { !isSpace($0) }) else { return bytes[bytes.endIndex...] }
+        return bytes[first...last]
+    }
+
+    private static func parseSpec(_ bytes: Bytes) -> ByteRangeSpec? {
         guard let dash = bytes.firstIndex(of: UInt8(ascii: "-")) else { return nil }
         let first = bytes[..<dash], last = bytes[(dash + 1)...]
         if first.isEmpty {
@@ -34,7 +55,7 @@ public enum ByteRangeSpec: Equatable, Sendable {
         return .from(first: start, last: end)
     }
 
-    private static func number(_ digits: ArraySlice<UInt8>) -> UInt64? {
+    private static func number(_ digits: Bytes) -> UInt64? {
         guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         var value: UInt64 = 0
         for digit in digits {

@@ -36,6 +36,27 @@ public enum DigestField {
 
     /// `sha-256=:BASE64:` for a digest.
     public static func format(sha256: [UInt8]) -> String {
-        "sha-256=:\(Data(sha256).base64EncodedString()):"
+        "sha-256=:" + base64(sha256) + ":"
+    }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Standard base64 with padding (RFC 4648 §4), as structured-field byte sequences use; on
+    /// every GET, so written straight into the string.
+    static func base64(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { out in
+            var i = 0
+            var k = 0
+            while k < bytes.count {
+                let b0 = bytes[k], b1 = k + 1 < bytes.count ? bytes[k + 1] : 0, b2 = k + 2 < bytes.count ? bytes[k + 2] : 0
+                out[i] = alphabet[Int(b0 >> 2)]
+                out[i + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                out[i + 2] = k + 1 < bytes.count ? alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)] : UInt8(ascii: "=")
+                out[i + 3] = k + 2 < bytes.count ? alphabet[Int(b2 & 0x3F)] : UInt8(ascii: "=")
+                i += 4
+                k += 3
+            }
+            return i
+        }
     }
 }

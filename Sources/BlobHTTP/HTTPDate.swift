@@ -8,18 +8,68 @@ public enum HTTPDate {
     private static let longDays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` for seconds since the epoch.
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` for seconds since the epoch. On every response, so it
+    /// is built from bytes, without libc's time-zone lock.
     public static func format(_ seconds: Int64) -> String {
-        let t = utc(seconds)
-        return "\(days[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) "
-            + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
+        let t = Fields(seconds)
+        guard (0...9999).contains(t.year) else {
+            return "\(days[t.weekday]), \(two(t.day)) \(months[t.month - 1]) \(t.year) \(two(t.hour)):\(two(t.minute)):\(two(t.second)) GMT"
+        }
+        return String(unsafeUninitializedCapacity: 29) { out in
+            var i = 0
+            func put(_ text: StaticString) {
+                for k in 0..<text.utf8CodeUnitCount { out[i] = text.utf8Start[k]; i += 1 }
+            }
+            func put(_ value: Int, digits: Int) {
+                var divisor = 1
+                for _ in 1..<digits { divisor *= 10 }
+                while divisor > 0 { out[i] = UInt8(ascii: "0") + UInt8(value / divisor % 10); i += 1; divisor /= 10 }
+            }
+            put(dayNames[t.weekday]); put(", ")
+            put(t.day, digits: 2); put(" ")
+            put(monthNames[t.month - 1]); put(" ")
+            put(t.year, digits: 4); put(" ")
+            put(t.hour, digits: 2); put(":")
+            put(t.minute, digits: 2); put(":")
+            put(t.second, digits: 2); put(" GMT")
+            return i
+        }
     }
 
     /// `1994-11-06T08:49:37Z` (RFC 3339), for JSON.
     public static func formatRFC3339(_ seconds: Int64) -> String {
-        let t = utc(seconds)
-        let year = String(t.tm_year + 1900)
-        return "\(year)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))Z"
+        let t = Fields(seconds)
+        return "\(t.year)-\(two(t.month))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second))Z"
+    }
+
+    private static let dayNames: [StaticString] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let monthNames: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The UTC calendar fields of a time, by arithmetic (days to civil date after H. Hinnant's
+    /// `civil_from_days`, proleptic Gregorian).
+    private struct Fields {
+        let year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+        /// 0 is Sunday.
+        let weekday: Int
+
+        init(_ seconds: Int64) {
+            let (quotient, remainder) = Int(seconds).quotientAndRemainder(dividingBy: 86_400)
+            let days = remainder < 0 ? quotient - 1 : quotient
+            let secondOfDay = remainder < 0 ? remainder + 86_400 : remainder
+            hour = secondOfDay / 3600
+            minute = secondOfDay / 60 % 60
+            second = secondOfDay % 60
+            weekday = ((days + 4) % 7 + 7) % 7  // 1970-01-01 was a Thursday
+            let z = days + 719_468
+            let era = (z >= 0 ? z : z - 146_096) / 146_097
+            let dayOfEra = z - era * 146_097
+            let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+            let shiftedMonth = (5 * dayOfYear + 2) / 153  // March = 0
+            day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+            month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+            year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        }
     }
 
     /// Seconds since the epoch, or nil if `text` is not a valid HTTP-date in any of the three forms.
@@ -75,7 +125,7 @@ public enum HTTPDate {
         return t
     }
 
-    private static func two(_ value: Int32) -> String {
+    private static func two(_ value: Int) -> String {
         value < 10 ? "0\(value)" : "\(value)"
     }
 }

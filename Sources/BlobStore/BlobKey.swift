@@ -9,23 +9,46 @@ public struct BlobKey: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Validates decoded key bytes.
     public init(validating bytes: some Collection<UInt8>) throws(StoreError) {
+        func validate(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<String, StoreError> {
+            Result { () throws(StoreError) in try Self.validate(buffer) }
+        }
+        let result = bytes.withContiguousStorageIfAvailable(validate)
+            ?? Array(bytes).withUnsafeBufferPointer(validate)
+        self.rawValue = try result.get()
+    }
+
+    /// The key rules, in one pass over the bytes; returns the key's text.
+    private static func validate(_ bytes: UnsafeBufferPointer<UInt8>) throws(StoreError) -> String {
         guard !bytes.isEmpty else { throw .invalidKey("the key is empty") }
-        guard bytes.count <= Self.maxLength else {
-            throw .invalidKey("the key is \(bytes.count) bytes long; at most \(Self.maxLength) are allowed")
+        guard bytes.count <= maxLength else {
+            throw .invalidKey("the key is \(bytes.count) bytes long; at most \(maxLength) are allowed")
         }
-        if let control = bytes.first(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw .invalidKey("the key contains the control character 0x\(String(control, radix: 16, uppercase: true))")
+        // Length of the current segment, and whether it is all dots so far.
+        var segmentLength = 0
+        var segmentIsDots = true
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F {
+                throw .invalidKey("the key contains the control character 0x\(String(byte, radix: 16, uppercase: true))")
+            }
+            if byte == UInt8(ascii: "/") {
+                try checkSegment(length: segmentLength, isDots: segmentIsDots)
+                segmentLength = 0
+                segmentIsDots = true
+            } else {
+                segmentLength += 1
+                segmentIsDots = segmentIsDots && byte == UInt8(ascii: ".")
+            }
         }
+        try checkSegment(length: segmentLength, isDots: segmentIsDots)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .invalidKey("the key is not valid UTF-8")
         }
-        for segment in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-            if segment.isEmpty { throw .invalidKey("the key has an empty segment") }
-            if segment.elementsEqual([UInt8(ascii: ".")]) || segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
-                throw .invalidKey("the key has a '.' or '..' segment")
-            }
-        }
-        self.rawValue = text
+        return text
+    }
+
+    private static func checkSegment(length: Int, isDots: Bool) throws(StoreError) {
+        if length == 0 { throw .invalidKey("the key has an empty segment") }
+        if isDots && length <= 2 { throw .invalidKey("the key has a '.' or '..' segment") }
     }
 
     /// Validates a key given as text.

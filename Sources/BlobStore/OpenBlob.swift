@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,15 +9,20 @@ import Glibc
 public final class OpenBlob: Sendable {
     /// The version that was opened.
     public let record: BlobRecord
-    private let descriptor: Int32
+    /// The open file; -1 once handed over by `takeDescriptor()`.
+    private let file: Atomic<Int32>
+    private var descriptor: Int32 { file.load(ordering: .relaxed) }
 
     /// Takes ownership of `descriptor`.
     init(record: BlobRecord, descriptor: Int32) {
         self.record = record
-        self.descriptor = descriptor
+        self.file = Atomic(descriptor)
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        let descriptor = file.load(ordering: .relaxed)
+        if descriptor >= 0 { close(descriptor) }
+    }
 
     /// Reads up to `buffer.count` bytes at file offset `offset`; 0 means end of file.
     public func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(StoreError) -> Int {
@@ -37,8 +44,11 @@ public final class OpenBlob: Sendable {
         return bytes
     }
 
-    /// A new descriptor for the same open file, owned by the caller (for sendfile responses).
-    public func duplicateDescriptor() throws(StoreError) -> Int32 {
-        Int32(try FileSystem.retrying("dup") { Int(fcntl(descriptor, F_DUPFD_CLOEXEC, 0)) })
+    /// Hands the open file to the caller, who closes it (a sendfile response); reads through
+    /// this object fail after that. Throws if it was handed over already.
+    public func takeDescriptor() throws(StoreError) -> Int32 {
+        let descriptor = file.exchange(-1, ordering: .relaxed)
+        guard descriptor >= 0 else { throw .io(operation: "take descriptor of \(record.key)", errno: EBADF) }
+        return descriptor
     }
 }

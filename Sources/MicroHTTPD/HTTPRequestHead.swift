@@ -10,17 +10,19 @@ public struct HTTPRequestHead: Sendable {
     public let headers: [(name: String, value: String)]
     /// The raw query (after `?`), still percent-encoded; nil when the target has no `?`.
     public let query: [UInt8]?
-    /// The client's address, `host:port`.
-    public let remoteAddress: String
+    /// The client's address, when known.
+    public let peer: SocketAddress?
+    /// The client's address, `host:port` (`-` when unknown).
+    public var remoteAddress: String { peer?.description ?? "-" }
 
     /// Creates a head from a raw request target (`/path?query`).
     public init(method: String, target: [UInt8], version: String = "HTTP/1.1",
-                headers: [(name: String, value: String)] = [], remoteAddress: String = "127.0.0.1:0") {
+                headers: [(name: String, value: String)] = [], peer: SocketAddress? = nil) {
         if let mark = target.firstIndex(of: UInt8(ascii: "?")) {
             self.init(method: method, path: Array(target[..<mark]), version: version, headers: headers,
-                      query: Array(target[(mark + 1)...]), remoteAddress: remoteAddress)
+                      query: Array(target[(mark + 1)...]), peer: peer)
         } else {
-            self.init(method: method, path: target, version: version, headers: headers, remoteAddress: remoteAddress)
+            self.init(method: method, path: target, version: version, headers: headers, peer: peer)
         }
     }
 
@@ -29,14 +31,14 @@ public struct HTTPRequestHead: Sendable {
         method: String, path: [UInt8], version: String = "HTTP/1.1",
         headers: [(name: String, value: String)] = [],
         query: [UInt8]? = nil,
-        remoteAddress: String = "127.0.0.1:0"
+        peer: SocketAddress? = nil
     ) {
         self.method = method
         self.path = path
         self.version = version
         self.headers = headers
         self.query = query
-        self.remoteAddress = remoteAddress
+        self.peer = peer
     }
 
     /// Every value of the header `name` (case-insensitive), in the order received.

@@ -133,7 +133,8 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state
     guard let mhdResponse = makeResponse(response.body) else { return .NO }
     defer { MHD_destroy_response(mhdResponse) }
     for (name, value) in response.headers {
-        _ = MHD_add_response_header(mhdResponse, name, value)
+        // withCString copies a small string to the stack, where an implicit conversion allocates.
+        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
     }
     state.status = response.status
     state.bytesSent = response.body.length
@@ -200,7 +201,7 @@ private func readHead(_ connection: OpaquePointer, target: [UInt8],
                                     Unmanaged.passUnretained(collector).toOpaque())
     }
     return HTTPRequestHead(method: text(method), target: target, version: text(version),
-                           headers: collector.headers, remoteAddress: clientAddress(connection))
+                           headers: collector.headers, peer: blobd_mhd_client_address(connection).flatMap(SocketAddress.init))
 }
 
 private let collectHeader: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
@@ -217,26 +218,8 @@ func bytes(_ pointer: UnsafePointer<CChar>, count: Int? = nil) -> [UInt8] {
 
 /// Header text: invalid UTF-8 (obs-text) becomes U+FFFD, which no header rule accepts.
 private func text(_ pointer: UnsafePointer<CChar>, count: Int? = nil) -> String {
-    String(decoding: bytes(pointer, count: count), as: UTF8.self)
-}
-
-private func clientAddress(_ connection: OpaquePointer) -> String {
-    guard let address = blobd_mhd_client_address(connection) else { return "-" }
-    var host = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-    switch Int32(address.pointee.sa_family) {
-    case AF_INET:
-        return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-            var addr = v4.pointee.sin_addr
-            inet_ntop(AF_INET, &addr, &host, socklen_t(host.count))
-            return "\(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)):\(UInt16(bigEndian: v4.pointee.sin_port))"
-        }
-    case AF_INET6:
-        return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-            var addr = v6.pointee.sin6_addr
-            inet_ntop(AF_INET6, &addr, &host, socklen_t(host.count))
-            return "[\(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))]:\(UInt16(bigEndian: v6.pointee.sin6_port))"
-        }
-    default:
-        return "-"
+    let n = count ?? strlen(pointer)
+    return pointer.withMemoryRebound(to: UInt8.self, capacity: n) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
     }
 }

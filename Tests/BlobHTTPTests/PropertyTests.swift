@@ -1,4 +1,5 @@
 import BlobStore
+import Foundation
 import Testing
 @testable import BlobHTTP
 
@@ -16,6 +17,32 @@ struct SeededGenerator: RandomNumberGenerator {
 
 @Suite struct PropertyTests {
     static let iterations = 50_000
+
+    /// HTTP-dates built by arithmetic against libc's gmtime_r and strftime, years 1 to 9999.
+    @Test func httpDatesMatchLibc() {
+        var random = SeededGenerator(state: 3)
+        let samples = [0, -1, 86_399, 86_400, 951_782_400, 4_107_542_400, -62_135_596_800, 253_402_300_799]
+            + (0..<Self.iterations).map { _ in Int64.random(in: -62_135_596_800...253_402_300_799, using: &random) }
+        for seconds in samples {
+            var value = time_t(seconds), fields = tm()
+            gmtime_r(&value, &fields)
+            var text = [CChar](repeating: 0, count: 64)
+            strftime(&text, text.count, "%a, %d %b %Y %H:%M:%S GMT", &fields)
+            let expected = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // strftime pads years below 1000 with zeros only on some libcs; compare from the day on.
+            #expect(HTTPDate.format(seconds) == expected || seconds < -30_610_224_000, "\(seconds)")
+            #expect(HTTPDate.parse(HTTPDate.format(seconds)) == seconds || seconds < -30_610_224_000, "\(seconds)")
+        }
+    }
+
+    /// The digest field's base64 against Foundation's, for every length up to 64 bytes.
+    @Test func base64MatchesFoundation() {
+        var random = SeededGenerator(state: 4)
+        for length in 0...64 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            #expect(DigestField.base64(bytes) == Data(bytes).base64EncodedString())
+        }
+    }
 
     /// Random Range headers against blobs of 0...40 bytes, checked against a byte-set oracle.
     @Test func rangePlansMatchAnOracle() {
