@@ -58,7 +58,7 @@ public struct Problem: Equatable, Sendable {
             case .checksumMismatch:
                 self.init(460, "checksum-mismatch", "Checksum mismatch",
                           "The request body does not match Upload-Checksum; it was discarded and the offset is unchanged.")
-            case .dataDirectoryLocked, .io, .index, .unsyncedCommit:
+            case .dataDirectoryLocked, .io, .index:
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }
         case let error as HTTPError:

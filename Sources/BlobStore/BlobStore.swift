@@ -1,4 +1,3 @@
-import CFileSystem
 import Logging
 import Synchronization
 
@@ -43,10 +42,8 @@ public final class BlobStore: Sendable {
     let index: any BlobIndex
     let uploadIndex: any UploadIndex
     private let lock: DataDirectoryLock
-    /// The data directory, open for syncfs.
-    private let anchor: Int32
-    /// Shared syncs of the data directory's file system.
-    let fileSystem: FileSystemSync
+    /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
+    private let blobFolders: [Int32]
     let logger: Logger
     /// Uploads with an append (or termination) in progress.
     private let busyUploads = Mutex<Set<String>>([])
@@ -71,16 +68,18 @@ public final class BlobStore: Sendable {
             if madeFolders { try FileSystem.syncDirectory("\(directory)/\(area)") }
         }
         try FileSystem.makeDirectory(directory + "/uploads")
-        // Files about to be committed, and index transactions, are made durable by syncfs of the
-        // data directory's file system, each shared by all writes waiting for one, instead of a
-        // file, a folder and a WAL fsync per blob.
-        let anchor = try FileSystem.open(directory, O_RDONLY | O_DIRECTORY)
-        self.anchor = anchor  // closed in deinit
-        let fileSystem = FileSystemSync { () throws(StoreError) in
-            guard blobd_sync_file_system(anchor) == 0 else { throw FileSystem.error("syncfs", errno) }
+        // blobs/ab/, open for the fsync that makes a new link in it durable.
+        var folders: [Int32] = []
+        for folder in BlobRecord.folders {
+            do {
+                folders.append(try FileSystem.open("\(directory)/blobs/\(folder)", O_RDONLY | O_DIRECTORY))
+            } catch {
+                folders.forEach { close($0) }
+                throw error
+            }
         }
-        self.fileSystem = fileSystem
-        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", fileSystem: fileSystem)
+        self.blobFolders = folders  // closed in deinit
+        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         try recover()
@@ -95,12 +94,20 @@ public final class BlobStore: Sendable {
         try checkFreeSpace(needed: expectedSize ?? 0)
         // The temp file is named after the version it will become: recovery can tell from it
         // alone whether a crash interrupted the commit (see `recover()`).
-        let version = FileSystem.randomID()
+        let version = Self.newVersion()
         let path = "\(directory)/tmp/\(version.prefix(2))/\(version).part"
         let descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         // Ownership of the descriptor passes to the stream, which closes it.
         return BlobWriteStream(store: self, version: version, tempPath: path, descriptor: descriptor,
                                expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
+    }
+
+    /// A new version name: 32 hex digits whose first two, the `ab` folder, follow the clock (they
+    /// change every 16 s) and the rest random. Uploads close in time then share a folder, so
+    /// their fsyncs write the same directory and inode-table blocks instead of one set per
+    /// upload; over an hour and more the folders fill evenly.
+    static func newVersion() -> String {
+        hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
 
     /// Throws `.insufficientStorage` if writing `needed` bytes would leave less than the minimum free.
@@ -110,7 +117,7 @@ public final class BlobStore: Sendable {
         if overflow || free < total { throw .insufficientStorage }
     }
 
-    deinit { close(anchor) }
+    deinit { blobFolders.forEach { close($0) } }
 
     /// Number of blobs and their total size, from the index.
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
@@ -163,9 +170,10 @@ public final class BlobStore: Sendable {
     /// Puts a fsynced file in place and commits it to the index (in the same transaction as
     /// marking `completingUpload` complete, when given).
     ///
-    /// The file is hard-linked into `blobs/`, the file system synced, the index committed and
-    /// synced again (each sync shared with other writes), and only then is the original name removed. Until the commit the original (`tmp/ab/VERSION.part` or
-    /// `uploads/VERSION`) stays, so after a crash `recover()` knows which link to undo.
+    /// The file is hard-linked into `blobs/`, that folder fsynced, the index committed (and
+    /// fsynced), and only then is the original name removed. Until the commit the original
+    /// (`tmp/ab/VERSION.part` or `uploads/VERSION`) stays, so after a crash `recover()` knows
+    /// which link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let path = path(of: record)
@@ -173,13 +181,9 @@ public final class BlobStore: Sendable {
         try FileSystem.link(file, path)
         let outcome: IndexCommit
         do {
-            // The index syncs the file system before the commit (see `init`): the file and
-            // this link are durable before the index names them.
+            try syncFolder(of: record.version)
             crash(at: .afterLink)
             outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
-        } catch .unsyncedCommit(let cause) {
-            // The index may name the file: keep it and the temp name, for `recover()` to settle.
-            throw .unsyncedCommit(cause)
         } catch {
             FileSystem.remove(path)
             throw error
@@ -190,6 +194,14 @@ public final class BlobStore: Sendable {
             discard(previous.version)
         }
         return StoredBlob(record: record, created: outcome == .created)
+    }
+
+    /// fsync of the `blobs/ab` folder of a version, through the descriptor kept open for it.
+    private func syncFolder(of version: String) throws(StoreError) {
+        guard let folder = UInt8(version.prefix(2), radix: 16) else {
+            return try FileSystem.syncDirectory("\(directory)/blobs/\(version.prefix(2))")
+        }
+        try FileSystem.sync(blobFolders[Int(folder)])
     }
 
     /// Unlinks the file of a version the index no longer names. Readers that opened it keep

@@ -45,8 +45,8 @@ public final class BlobWriteStream {
     }
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
-    /// `condition` holds for the current record. Order: write out → link into `blobs/` →
-    /// syncfs (once per group commit) → index commit.
+    /// `condition` holds for the current record. Order: write out and fdatasync → link into
+    /// `blobs/` and fsync that folder → index commit (fsynced, shared by a group commit).
     public func commit(as key: BlobKey?, contentType: String,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         do throws(StoreError) {
@@ -66,19 +66,14 @@ public final class BlobWriteStream {
                     return StoredBlob(record: existing, created: false)
                 }
             }
-            // Written out; the group commit's syncfs makes it durable before the index names it.
-            try writer.flush()
+            // Durable before the index names it.
+            try writer.sync()
             writer.close()
             let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
             let stored = try store.install(file: tempPath, record: record, if: condition)
             ended = true  // install removed the temp name
             return stored
-        } catch .unsyncedCommit(let cause) {
-            // The index may name this version: the temp name stays for `recover()` (see `install`).
-            writer.close()
-            ended = true
-            throw .unsyncedCommit(cause)
         } catch {
             abandon()
             throw error

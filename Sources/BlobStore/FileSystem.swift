@@ -38,6 +38,11 @@ enum FileSystem {
         _ = try retrying("fsync") { Int(fsync(descriptor)) }
     }
 
+    /// fdatasync(2): the file's bytes and size are durable (not its times).
+    static func syncData(_ descriptor: Int32) throws(StoreError) {
+        _ = try retrying("fdatasync") { Int(fdatasync(descriptor)) }
+    }
+
     /// fsync(2) of a directory, so a rename or unlink in it is durable.
     static func syncDirectory(_ path: String) throws(StoreError) {
         let descriptor = try open(path, O_RDONLY | O_DIRECTORY)

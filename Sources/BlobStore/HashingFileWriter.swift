@@ -77,10 +77,10 @@ final class HashingFileWriter {
         }
     }
 
-    /// Flushes and fsyncs: every accepted byte is durable.
+    /// Flushes and fdatasyncs: every accepted byte is durable.
     func sync() throws(StoreError) {
         try flush()
-        try FileSystem.sync(descriptor)
+        try FileSystem.syncData(descriptor)
     }
 
     /// Closes the file (buffered bytes are dropped). Idempotent.

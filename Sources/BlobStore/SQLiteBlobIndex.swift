@@ -3,13 +3,8 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// The index in one SQLite file (WAL mode), through GRDB.
-///
-/// Durability: SQLite runs with `synchronous = NORMAL`, so a commit only writes the WAL; every
-/// write transaction then waits for a file-system sync that started after it (`FileSystemSync`)
-/// before it returns. One sync thus serves many transactions, and the blob files of the next
-/// group commit as well. (NORMAL keeps the database consistent across power loss; the sync is
-/// what makes each acknowledged transaction survive it.)
+/// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
+/// so it is durable when it returns), through GRDB.
 public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private let pool: DatabasePool
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
@@ -27,8 +22,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private final class CommitRequest: @unchecked Sendable {
         let record: BlobRecord
         let completingUpload: String?
-        /// The sync that makes the record's file durable (its link came before the commit call).
-        let fileSync: FileSystemSync.Ticket
         /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its call.
         var condition: ((BlobRecord?) -> Bool)?
         var result: Result<IndexCommit, StoreError> = .failure(.index("not committed"))
@@ -36,21 +29,15 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         var promoted = false
         let done = DispatchSemaphore(value: 0)
 
-        init(record: BlobRecord, completingUpload: String?, fileSync: FileSystemSync.Ticket,
-             condition: @escaping (BlobRecord?) -> Bool) {
+        init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool) {
             self.record = record
             self.completingUpload = completingUpload
-            self.fileSync = fileSync
             self.condition = condition
         }
     }
 
-    /// Makes the files a commit names, and each write transaction, durable.
-    private let fileSystem: FileSystemSync
-
-    /// Opens (creating if needed) the index at `path`, on the file system `fileSystem` syncs.
-    init(path: String, fileSystem: FileSystemSync) throws(StoreError) {
-        self.fileSystem = fileSystem
+    /// Opens (creating if needed) the index at `path`.
+    public init(path: String) throws(StoreError) {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
@@ -60,9 +47,10 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         configuration.busyMode = .timeout(30)
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
-            // GRDB sets this for WAL mode already; said here because durability rests on it
-            // together with `fileSystem` (see above).
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            // An acknowledged write must survive power loss: fsync the WAL on every commit. Set
+            // here, after opening: GRDB sets NORMAL on the writer when it enables WAL mode, which
+            // would override the same pragma in `prepareDatabase`.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try pool.write { db in
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS blobs (
@@ -94,20 +82,22 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         }
     }
 
+    /// `PRAGMA synchronous` of the connection that writes (2 is FULL).
+    func writerSynchronousLevel() throws(StoreError) -> Int {
+        try run { try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 } }
+    }
+
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    /// Group commit: concurrent commits share one transaction. The first caller to find no
-    /// batch running leads: it waits for the sync that makes the batch's files durable, commits
-    /// everything queued, in order, each against the state the ones before it left, then hands
-    /// the lead to the oldest waiter and waits for the sync that makes the transaction durable.
-    /// That sync is the next batch's file sync too, so each disk flush serves two batches.
+    /// Group commit: concurrent commits share one transaction (and one WAL fsync). The first
+    /// caller to find no batch running leads: it commits everything queued, in order, each
+    /// against the state the ones before it left, then hands the lead to the oldest waiter.
     public func commit(_ record: BlobRecord, completingUpload: String?,
                        if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
         try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            let request = CommitRequest(record: record, completingUpload: completingUpload,
-                                        fileSync: fileSystem.ticket(), condition: condition)
+            let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition)
             let leads = commits.withLock { state in
                 state.queue.append(request)
                 defer { state.leaderActive = true }
@@ -119,52 +109,34 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 guard request.promoted else { return try request.result.get() }
             }
             commitBatch(commits.withLock { $0.queue.removeAllReturning() })
+            commits.withLock { state in
+                if let next = state.queue.first {
+                    next.promoted = true
+                    next.done.signal()
+                } else {
+                    state.leaderActive = false
+                }
+            }
             return try request.result.get()
         }
     }
 
     private func commitBatch(_ batch: [CommitRequest]) {
-        var committed = false
         do {
-            try fileSystem.wait(for: batch.map(\.fileSync).max() ?? 0)
             try pool.write { db in
                 try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
                 for request in batch {
                     request.result = try Self.apply(request, in: db)
                 }
             }
-            committed = true
         } catch {
             let failure = (error as? StoreError) ?? .index("\(error)")
             for request in batch { request.result = .failure(failure) }
-        }
-        let transactionSync = fileSystem.ticket()
-        handOnLead()
-        if committed {
-            do throws(StoreError) {
-                try fileSystem.wait(for: transactionSync)
-            } catch {
-                for request in batch where (try? request.result.get()) != nil {
-                    request.result = .failure(.unsyncedCommit(error))
-                }
-            }
         }
         // The leader's own request gets a signal nobody waits for: harmless, it is dropped.
         for request in batch {
             request.condition = nil
             request.done.signal()
-        }
-    }
-
-    /// Wakes the oldest waiter to lead the next batch, or ends the leadership if none waits.
-    private func handOnLead() {
-        commits.withLock { state in
-            if let next = state.queue.first {
-                next.promoted = true
-                next.done.signal()
-            } else {
-                state.leaderActive = false
-            }
         }
     }
 
@@ -190,7 +162,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     }
 
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
-        let result: Result<BlobRecord, StoreError> = try durableWrite { db in
+        let result: Result<BlobRecord, StoreError> = try write { db in
             guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
             guard condition(current) else { return .failure(.preconditionFailed) }
             try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
@@ -272,7 +244,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     // MARK: Resumable uploads
 
     public func insert(_ upload: UploadRecord) throws(StoreError) {
-        try durableWrite { db in
+        try write { db in
             try db.execute(sql: """
                 INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -289,7 +261,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     }
 
     public func save(_ upload: UploadRecord) throws(StoreError) {
-        try durableWrite { db in
+        try write { db in
             try db.execute(sql: """
                 UPDATE uploads SET length = ?2, offset = ?3, hash_state = ?4, metadata = ?5, key = ?6,
                     content_type = ?7, expires = ?8, completed_key = ?9 WHERE id = ?1
@@ -298,7 +270,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     }
 
     public func removeUpload(_ id: String) throws(StoreError) {
-        try durableWrite { db in try db.execute(sql: "DELETE FROM uploads WHERE id = ?", arguments: [id]) }
+        try write { db in try db.execute(sql: "DELETE FROM uploads WHERE id = ?", arguments: [id]) }
     }
 
     public func expiredUploads(now: Int64) throws(StoreError) -> [String] {
@@ -351,16 +323,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                           sha256: Array(sha256), contentType: row["content_type"], modified: row["modified"])
     }
 
-    /// A write transaction, durable when this returns. A failed sync after the commit throws
-    /// `.unsyncedCommit`: the change is in the index but may not survive a crash.
-    private func durableWrite<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        let value = try run { try pool.write(body) }
-        do throws(StoreError) {
-            try fileSystem.sync()
-        } catch {
-            throw .unsyncedCommit(error)
-        }
-        return value
+    /// A write transaction, durable when this returns.
+    private func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try run { try pool.write(body) }
     }
 
     private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {

@@ -1,5 +1,5 @@
 /// Why a store operation failed. Named after the outcome; BlobHTTP maps each case to a status.
-public indirect enum StoreError: Error, Equatable, Sendable {
+public enum StoreError: Error, Equatable, Sendable {
     /// The key breaks the key rules; the reason says which.
     case invalidKey(String)
     /// No blob at this key.
@@ -30,9 +30,6 @@ public indirect enum StoreError: Error, Equatable, Sendable {
     case io(operation: String, errno: Int32)
     /// The index could not be read or written.
     case index(String)
-    /// The index committed, but the sync that makes the commit durable failed (`cause`): the
-    /// change is visible and may not survive a crash. Start-up recovery settles it either way.
-    case unsyncedCommit(StoreError)
 }
 
 extension StoreError: CustomStringConvertible {
@@ -53,7 +50,6 @@ extension StoreError: CustomStringConvertible {
         case .dataDirectoryLocked(let path): "data directory \(path) is in use by another blobd"
         case .io(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
         case .index(let message): "index error: \(message)"
-        case .unsyncedCommit(let cause): "committed, but not known to be durable: \(cause)"
         }
     }
 }

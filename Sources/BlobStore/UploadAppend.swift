@@ -68,9 +68,6 @@ public final class UploadAppend {
             }
             try save()
             return record
-        } catch .unsyncedCommit(let cause) {
-            // The index may already have the new offset or the blob: the bytes stay.
-            throw .unsyncedCommit(cause)
         } catch {
             rollback()
             throw error
@@ -89,12 +86,9 @@ public final class UploadAppend {
     public func abandon() {
         guard !ended else { return }
         defer { end() }
-        guard checksum == nil else { return rollback() }
-        do throws(StoreError) {
-            try save()
-        } catch .unsyncedCommit {
-            // The bytes stay, as in `finish`.
-        } catch {
+        if checksum != nil {
+            rollback()
+        } else if (try? save()) == nil {
             rollback()
         }
     }

@@ -10,10 +10,5 @@
 static inline int blobd_start_writeback(int fd, long long offset, long long length) {
     return sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
 }
-/// Flushes every file and folder of the file system holding `fd` to stable storage (syncfs):
-/// one call and one device cache flush for a whole batch of writes.
-static inline int blobd_sync_file_system(int fd) {
-    return syncfs(fd);
-}
 
 #endif

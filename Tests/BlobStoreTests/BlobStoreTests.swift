@@ -51,6 +51,24 @@ func filesIn(_ path: String) -> [String] {
         #expect(try store.record(for: BlobKey("a/b.txt"))?.contentType == "text/plain")
     }
 
+    /// Every commit fsyncs the WAL. (GRDB sets NORMAL when it opens a pool in WAL mode, which
+    /// silently overrode FULL set before it.)
+    @Test func indexCommitsAreSynchronousFull() throws {
+        let dir = TempDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+        let index = try SQLiteBlobIndex(path: dir.path + "/index.sqlite")
+        #expect(try index.writerSynchronousLevel() == 2)
+    }
+
+    /// New versions of uploads close in time share a `blobs/ab` folder.
+    @Test func versionsCloseInTimeShareAFolder() {
+        let versions = (0..<8).map { _ in BlobStore.newVersion() }
+        #expect(Set(versions).count == 8)
+        #expect(versions.allSatisfy { $0.utf8.count == 32 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } })
+        // Allow for a 16 s boundary between the first and the last.
+        #expect(Set(versions.map { $0.prefix(2) }).count <= 2)
+    }
+
     @Test func writeBufferFitsTheExpectedSize() {
         #expect(HashingFileWriter.bufferSize(expecting: 0) == 4096)
         #expect(HashingFileWriter.bufferSize(expecting: 4096) == 4096)
