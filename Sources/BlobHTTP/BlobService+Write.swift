@@ -72,7 +72,7 @@ final class UploadConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// Link, group syncfs and index commit run on the commit pool; the connection waits suspended.
+    /// fsync, link and index commit run on the commit pool; the connection waits suspended.
     func finish(_ responder: HTTPResponder) {
         let handover = Handover(value: self)
         service.committers.submit {

@@ -13,7 +13,7 @@ public final class BlobService: HTTPHandler {
     public let metrics: Metrics
     /// Seconds a resumable upload may sit idle before it expires.
     public let uploadLifetime: Int64
-    /// Threads that make uploads durable (link, syncfs, index commit) off the HTTP workers.
+    /// Threads that make uploads durable (fsync, link, index commit) off the HTTP workers.
     let committers: WorkerPool
     let logger: Logger
 
