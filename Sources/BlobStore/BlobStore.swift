@@ -16,9 +16,10 @@ public struct BlobStoreOptions: Sendable {
 
     /// Steps of a commit where a crash test can stop the process.
     public enum CrashPoint: String, Sendable, CaseIterable {
-        /// The file is written and fsynced, not yet linked into `blobs/`.
+        /// The file is written and fsynced; not yet linked into `blobs/` (a completed resumable
+        /// upload) or its folder not yet fsynced (a PUT or POST, written in place).
         case beforeLink = "before-link"
-        /// The file is linked into `blobs/`, the index not yet committed.
+        /// The file is in `blobs/` and durable there, the index not yet committed.
         case afterLink = "after-link"
         /// The index is committed, the response not yet sent.
         case afterCommit = "after-commit"
@@ -32,7 +33,7 @@ public struct BlobStoreOptions: Sendable {
     }
 }
 
-/// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/ab/` for uploads in progress,
+/// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/ab/` markers of uploads in progress,
 /// `index.sqlite` mapping keys to versions, and `lock`.
 public final class BlobStore: Sendable {
     /// The data directory.
@@ -92,13 +93,21 @@ public final class BlobStore: Sendable {
             throw .tooLarge(limit: limit)
         }
         try checkFreeSpace(needed: expectedSize ?? 0)
-        // The temp file is named after the version it will become: recovery can tell from it
-        // alone whether a crash interrupted the commit (see `recover()`).
+        // The file is written at its final path in blobs/ (invisible until the index names it),
+        // so its fsync also makes its folder entry durable. An empty marker in tmp/ says it is
+        // not committed yet: after a crash `recover()` removes the file unless the index has it.
         let version = Self.newVersion()
-        let path = "\(directory)/tmp/\(version.prefix(2))/\(version).part"
-        let descriptor = try FileSystem.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        let marker = "\(directory)/tmp/\(version.prefix(2))/\(version)"
+        close(try FileSystem.open(marker, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644))
+        let descriptor: Int32
+        do {
+            descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        } catch {
+            FileSystem.remove(marker)
+            throw error
+        }
         // Ownership of the descriptor passes to the stream, which closes it.
-        return BlobWriteStream(store: self, version: version, tempPath: path, descriptor: descriptor,
+        return BlobWriteStream(store: self, version: version, marker: marker, descriptor: descriptor,
                                expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
     }
 
@@ -170,26 +179,39 @@ public final class BlobStore: Sendable {
     /// Puts a fsynced file in place and commits it to the index (in the same transaction as
     /// marking `completingUpload` complete, when given).
     ///
-    /// The file is hard-linked into `blobs/`, that folder fsynced, the index committed (and
-    /// fsynced), and only then is the original name removed. Until the commit the original
-    /// (`tmp/ab/VERSION.part` or `uploads/VERSION`) stays, so after a crash `recover()` knows
-    /// which link to undo.
+    /// The file is hard-linked into `blobs/`, then committed as in `commitWritten`; its original
+    /// name (`uploads/VERSION`) stays until the commit, so after a crash `recover()` knows which
+    /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
-        let path = path(of: record)
         crash(at: .beforeLink)
-        try FileSystem.link(file, path)
+        try FileSystem.link(file, path(of: record))
+        return try commit(record, completingUpload: completingUpload, uncommittedMark: file, if: condition)
+    }
+
+    /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); `marker`
+    /// goes once the commit is durable.
+    func commitWritten(_ record: BlobRecord, marker: String, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
+        crash(at: .beforeLink)
+        return try commit(record, completingUpload: nil, uncommittedMark: marker, if: condition)
+    }
+
+    /// fsyncs the file's folder, commits the index (fsynced), and only then removes
+    /// `uncommittedMark`, the name that tells `recover()` the file may not be committed. On
+    /// failure the file leaves `blobs/`.
+    private func commit(_ record: BlobRecord, completingUpload: String?, uncommittedMark: String,
+                        if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let outcome: IndexCommit
         do {
             try syncFolder(of: record.version)
             crash(at: .afterLink)
             outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
         } catch {
-            FileSystem.remove(path)
+            FileSystem.remove(path(of: record))
             throw error
         }
         crash(at: .afterCommit)
-        FileSystem.remove(file)
+        FileSystem.remove(uncommittedMark)
         if case .replaced(let previous) = outcome {
             discard(previous.version)
         }
@@ -215,17 +237,16 @@ public final class BlobStore: Sendable {
         if options.crashPoint == point { kill(getpid(), SIGKILL) }
     }
 
-    /// Undoes what a crash interrupted, without reading any blob: a `tmp/ab/VERSION.part` whose
-    /// version the index does not name was never acknowledged, so its link in `blobs/` (if the
-    /// crash came after linking) goes too; the same for an unfinished upload's completion link.
+    /// Undoes what a crash interrupted, without reading any blob: a `tmp/ab/VERSION` marker
+    /// whose version the index does not name was never acknowledged, so its file in `blobs/`
+    /// goes too; the same for an unfinished upload's completion link. (`VERSION.part`, the temp
+    /// file of earlier releases, is handled the same way.)
     private func recover() throws(StoreError) {
         var removed = 0
         for folder in BlobRecord.folders {
             for name in FileSystem.contents(of: "\(directory)/tmp/\(folder)") {
-                if name.hasSuffix(".part") {
-                    let version = String(name.dropLast(5))
-                    if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
-                }
+                let version = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
+                if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
                 FileSystem.remove("\(directory)/tmp/\(folder)/\(name)")
                 removed += 1
             }

@@ -2,29 +2,30 @@
 import Glibc
 #endif
 
-/// A blob being written: a temp file in `DIR/tmp` that hashes what passes through it. Nothing is
-/// visible until `commit`; `abandon` (or a failed commit) removes the temp file.
+/// A blob being written: its file in `DIR/blobs`, hashing what passes through it, with a marker
+/// in `DIR/tmp` until it is committed. Nothing is visible until `commit`; `abandon` (or a failed
+/// commit) removes both.
 ///
 /// Used by one thread at a time (the connection's worker), so it needs no lock.
 public final class BlobWriteStream {
     private let store: BlobStore
     private let version: String
-    private let tempPath: String
+    private let marker: String
     private let writer: HashingFileWriter
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
-    /// Set once the temp file is committed or removed.
+    /// Set once the file is committed or removed.
     private var ended = false
 
     /// Bytes accepted so far.
     public var size: UInt64 { writer.size }
 
-    /// Takes ownership of `descriptor`, a new empty file at `tempPath` that becomes `version`.
-    init(store: BlobStore, version: String, tempPath: String, descriptor: Int32,
+    /// Takes ownership of `descriptor`, the new empty file of `version`, marked uncommitted by `marker`.
+    init(store: BlobStore, version: String, marker: String, descriptor: Int32,
          expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?) {
         self.store = store
         self.version = version
-        self.tempPath = tempPath
+        self.marker = marker
         self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
         self.limit = limit
         self.expectedSHA256 = expectedSHA256
@@ -45,8 +46,8 @@ public final class BlobWriteStream {
     }
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
-    /// `condition` holds for the current record. Order: write out and fdatasync → link into
-    /// `blobs/` and fsync that folder → index commit (fsynced, shared by a group commit).
+    /// `condition` holds for the current record. Order: write out and fdatasync → fsync the
+    /// folder → index commit (fsynced, shared by a group commit) → remove the marker.
     public func commit(as key: BlobKey?, contentType: String,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         do throws(StoreError) {
@@ -71,8 +72,8 @@ public final class BlobWriteStream {
             writer.close()
             let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
-            let stored = try store.install(file: tempPath, record: record, if: condition)
-            ended = true  // install removed the temp name
+            let stored = try store.commitWritten(record, marker: marker, if: condition)
+            ended = true
             return stored
         } catch {
             abandon()
@@ -80,12 +81,13 @@ public final class BlobWriteStream {
         }
     }
 
-    /// Drops the upload: closes and removes the temp file. Idempotent.
+    /// Drops the upload: closes and removes the file and its marker. Idempotent.
     public func abandon() {
         writer.close()
         guard !ended else { return }
         ended = true
-        FileSystem.remove(tempPath)
+        FileSystem.remove(store.path(ofVersion: version))
+        FileSystem.remove(marker)
     }
 }
 

@@ -205,8 +205,13 @@ func filesIn(_ path: String) -> [String] {
             _ = try store.put([1], as: "kept")
         }
         _ = FileManager.default.createFile(atPath: dir.path + "/tmp/00/orphan.part", contents: Data([1, 2, 3]))
+        // A crash mid-upload: the marker, and the file written in place, never committed.
+        let version = "00" + String(repeating: "7", count: 30)
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/00/" + version, contents: Data())
+        _ = FileManager.default.createFile(atPath: dir.path + "/blobs/00/" + version, contents: Data([4, 5]))
         let reopened = try BlobStore(directory: dir.path)
         #expect(filesIn(dir.path + "/tmp").isEmpty)
+        #expect(filesIn(dir.path + "/blobs").count == 1)
         #expect(try reopened.contents(of: "kept") == [1])
     }
 
