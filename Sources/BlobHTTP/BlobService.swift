@@ -224,7 +224,7 @@ public final class BlobService: HTTPHandler {
     /// A JSON response.
     static func jsonResponse(status: Int, _ json: JSON, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
-                     body: .bytes(Array(json.serialized().utf8)))
+                     body: .bytes(json.utf8()))
     }
 
     /// A 200 text response.

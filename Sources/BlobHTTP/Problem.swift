@@ -117,6 +117,6 @@ public struct Problem: Equatable, Sendable {
         ])
         return HTTPResponse(status: status,
                             headers: [("Content-Type", "application/problem+json")] + headers,
-                            body: .bytes(Array(body.serialized().utf8)))
+                            body: .bytes(body.utf8()))
     }
 }

@@ -19,7 +19,7 @@ public struct BlobStoreOptions: Sendable {
         /// The file is written and fsynced; not yet linked into `blobs/` (a completed resumable
         /// upload) or its folder not yet fsynced (a PUT or POST, written in place).
         case beforeLink = "before-link"
-        /// The file is in `blobs/` and durable there, the index not yet committed.
+        /// The file is in `blobs/`, the index not yet committed.
         case afterLink = "after-link"
         /// The index is committed, the response not yet sent.
         case afterCommit = "after-commit"
@@ -79,8 +79,19 @@ public final class BlobStore: Sendable {
                 throw error
             }
         }
-        self.blobFolders = folders  // closed in deinit
-        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite")
+        let blobFolders = folders
+        self.blobFolders = blobFolders  // closed in deinit
+        // A new file's folder entry is made durable once per group commit and folder: the
+        // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
+        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite") { [directory] records throws(StoreError) in
+            for version in Set(records.map { $0.version.prefix(2) }) {
+                if let folder = UInt8(version, radix: 16) {
+                    try FileSystem.sync(blobFolders[Int(folder)])
+                } else {
+                    try FileSystem.syncDirectory("\(directory)/blobs/\(version)")
+                }
+            }
+        }
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         try recover()
@@ -196,15 +207,15 @@ public final class BlobStore: Sendable {
         return try commit(record, completingUpload: nil, uncommittedMark: marker, if: condition)
     }
 
-    /// fsyncs the file's folder, commits the index (fsynced), and only then removes
+    /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then removes
     /// `uncommittedMark`, the name that tells `recover()` the file may not be committed. On
     /// failure the file leaves `blobs/`.
     private func commit(_ record: BlobRecord, completingUpload: String?, uncommittedMark: String,
                         if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let outcome: IndexCommit
         do {
-            try syncFolder(of: record.version)
             crash(at: .afterLink)
+            // The index fsyncs the file's folder before the transaction (see `init`).
             outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
         } catch {
             FileSystem.remove(path(of: record))
@@ -216,14 +227,6 @@ public final class BlobStore: Sendable {
             discard(previous.version)
         }
         return StoredBlob(record: record, created: outcome == .created)
-    }
-
-    /// fsync of the `blobs/ab` folder of a version, through the descriptor kept open for it.
-    private func syncFolder(of version: String) throws(StoreError) {
-        guard let folder = UInt8(version.prefix(2), radix: 16) else {
-            return try FileSystem.syncDirectory("\(directory)/blobs/\(version.prefix(2))")
-        }
-        try FileSystem.sync(blobFolders[Int(folder)])
     }
 
     /// Unlinks the file of a version the index no longer names. Readers that opened it keep

@@ -96,7 +96,9 @@ enum FileSystem {
 
     /// 16 random bytes as 32 lowercase hex digits.
     static func randomID() -> String {
+        // Two draws of the system generator (each a getrandom call), not one per byte.
         var generator = SystemRandomNumberGenerator()
-        return hex((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let words = [generator.next(), generator.next()]
+        return hex(words.withUnsafeBytes { Array($0) })
     }
 }

@@ -36,8 +36,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         }
     }
 
+    /// Runs before each group commit's transaction with the batch's records: where the caller
+    /// makes durable what every commit of the batch needs once (the folders of their files).
+    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+
     /// Opens (creating if needed) the index at `path`.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+        self.beforeCommit = beforeCommit
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
@@ -91,7 +96,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    /// Group commit: concurrent commits share one transaction (and one WAL fsync). The first
+    /// Group commit: concurrent commits share one transaction (and one WAL fsync), and one
+    /// `beforeCommit` call. The first
     /// caller to find no batch running leads: it commits everything queued, in order, each
     /// against the state the ones before it left, then hands the lead to the oldest waiter.
     public func commit(_ record: BlobRecord, completingUpload: String?,
@@ -123,6 +129,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
 
     private func commitBatch(_ batch: [CommitRequest]) {
         do {
+            try beforeCommit(batch.map(\.record))
             try pool.write { db in
                 try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
                 for request in batch {
