@@ -17,17 +17,17 @@ public enum HTTPDate {
         }
         return String(unsafeUninitializedCapacity: 29) { out in
             var i = 0
-            func put(_ text: StaticString) {
-                for k in 0..<text.utf8CodeUnitCount { out[i] = text.utf8Start[k]; i += 1 }
+            func put(_ text: String) {
+                for byte in text.utf8 { out[i] = byte; i += 1 }
             }
             func put(_ value: Int, digits: Int) {
                 var divisor = 1
                 for _ in 1..<digits { divisor *= 10 }
                 while divisor > 0 { out[i] = UInt8(ascii: "0") + UInt8(value / divisor % 10); i += 1; divisor /= 10 }
             }
-            put(dayNames[t.weekday]); put(", ")
+            put(days[t.weekday]); put(", ")
             put(t.day, digits: 2); put(" ")
-            put(monthNames[t.month - 1]); put(" ")
+            put(months[t.month - 1]); put(" ")
             put(t.year, digits: 4); put(" ")
             put(t.hour, digits: 2); put(":")
             put(t.minute, digits: 2); put(":")
@@ -41,9 +41,6 @@ public enum HTTPDate {
         let t = Fields(seconds)
         return "\(t.year)-\(two(t.month))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second))Z"
     }
-
-    private static let dayNames: [StaticString] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let monthNames: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The UTC calendar fields of a time, by arithmetic (days to civil date after H. Hinnant's
     /// `civil_from_days`, proleptic Gregorian).
@@ -86,8 +83,7 @@ public enum HTTPDate {
             guard date.count == 3, date[0].count == 2, date[2].count == 2, let yy = Int(date[2]) else { return nil }
             // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
             var year = 2000 + yy
-            let now = utc(Int64(time(nil)))
-            if year > Int(now.tm_year) + 1900 + 50 { year -= 100 }
+            if year > Fields(Int64(time(nil))).year + 50 { year -= 100 }
             return make(year: year, month: months.firstIndex(of: date[1]), day: Int(date[0]), time: parts[2])
         }
         // asctime: Sun Nov  6 08:49:37 1994
@@ -116,13 +112,6 @@ public enum HTTPDate {
         // timegm normalises 31 Feb to 3 Mar: such a date is invalid.
         guard t.tm_mday == Int32(day), t.tm_mon == Int32(month) else { return nil }
         return Int64(seconds)
-    }
-
-    private static func utc(_ seconds: Int64) -> tm {
-        var t = tm()
-        var value = time_t(seconds)
-        gmtime_r(&value, &t)
-        return t
     }
 
     private static func two(_ value: Int) -> String {
