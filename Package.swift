@@ -19,8 +19,10 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Linux file calls Swift's Glibc module does not expose (sync_file_range).
         .systemLibrary(name: "CFileSystem"),
+        // setsockopt() without TCP_CORK, which libmicrohttpd sets on every large file response.
+        .target(name: "CNoCork", publicHeadersPath: "."),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CNoCork"]),
         // Files, streams and the on-disk index. No HTTP.
         .target(name: "BlobStore", dependencies: [
             "CCrypto", "CFileSystem",
