@@ -34,6 +34,9 @@ public struct BlobRecord: Sendable, Equatable {
         "\(version.prefix(2))/\(version)"
     }
 
+    /// Characters in a version: 32 lowercase hex digits.
+    static let versionLength = 32
+
     /// The 256 folder names under `blobs/`.
     static let folders: [String] = (0..<256).map { hex([UInt8($0)]) }
 }

@@ -33,8 +33,8 @@ public struct BlobStoreOptions: Sendable {
     }
 }
 
-/// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/ab/` markers of uploads in progress,
-/// `index.sqlite` mapping keys to versions, and `lock`.
+/// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/pending-N` logs of the versions
+/// being written, `index.sqlite` mapping keys to versions, and `lock`.
 public final class BlobStore: Sendable {
     /// The data directory.
     public let directory: String
@@ -45,6 +45,8 @@ public final class BlobStore: Sendable {
     private let lock: DataDirectoryLock
     /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
     private let blobFolders: [Int32]
+    /// The versions being written, for `recover()`.
+    let pending: PendingWrites
     let logger: Logger
     /// Uploads with an append (or termination) in progress.
     private let busyUploads = Mutex<Set<String>>([])
@@ -58,16 +60,15 @@ public final class BlobStore: Sendable {
         self.options = options
         self.logger = logger
         self.lock = try DataDirectoryLock(directory: directory)
-        // blobs/ab/ and tmp/ab/: made once here, so a write never creates a folder, and
-        // concurrent writes rarely contend for the same folder's lock.
-        for area in ["blobs", "tmp"] {
-            try FileSystem.makeDirectory("\(directory)/\(area)")
-            var madeFolders = false
-            for folder in BlobRecord.folders {
-                if try FileSystem.makeDirectory("\(directory)/\(area)/\(folder)") { madeFolders = true }
-            }
-            if madeFolders { try FileSystem.syncDirectory("\(directory)/\(area)") }
+        // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
+        // rarely contend for the same folder's lock.
+        try FileSystem.makeDirectory(directory + "/blobs")
+        var madeFolders = false
+        for folder in BlobRecord.folders {
+            if try FileSystem.makeDirectory("\(directory)/blobs/\(folder)") { madeFolders = true }
         }
+        if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
+        try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
         // blobs/ab/, open for the fsync that makes a new link in it durable.
         var folders: [Int32] = []
@@ -94,7 +95,9 @@ public final class BlobStore: Sendable {
         }
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
-        try recover()
+        let leftBehind = PendingWrites.leftBehind(in: directory + "/tmp")
+        self.pending = PendingWrites(folder: directory + "/tmp", first: (leftBehind.last?.log ?? -1) + 1)
+        try recover(leftBehind)
     }
 
     /// Starts an upload. `expectedSize` (a Content-Length) is checked against the size limit
@@ -105,20 +108,19 @@ public final class BlobStore: Sendable {
         }
         try checkFreeSpace(needed: expectedSize ?? 0)
         // The file is written at its final path in blobs/ (invisible until the index names it),
-        // so its fsync also makes its folder entry durable. An empty marker in tmp/ says it is
-        // not committed yet: after a crash `recover()` removes the file unless the index has it.
+        // so its fsync also makes its folder entry durable. Its version is logged as pending
+        // first: after a crash `recover()` removes the file unless the index has it.
         let version = Self.newVersion()
-        let marker = "\(directory)/tmp/\(version.prefix(2))/\(version)"
-        close(try FileSystem.open(marker, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644))
+        let entry = try pending.add(version)
         let descriptor: Int32
         do {
             descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         } catch {
-            FileSystem.remove(marker)
+            pending.forget(entry)
             throw error
         }
         // Ownership of the descriptor passes to the stream, which closes it.
-        return BlobWriteStream(store: self, version: version, marker: marker, descriptor: descriptor,
+        return BlobWriteStream(store: self, version: version, pending: entry, descriptor: descriptor,
                                expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
     }
 
@@ -197,20 +199,27 @@ public final class BlobStore: Sendable {
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         crash(at: .beforeLink)
         try FileSystem.link(file, path(of: record))
-        return try commit(record, completingUpload: completingUpload, uncommittedMark: file, if: condition)
+        return try commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition)
     }
 
-    /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); `marker`
-    /// goes once the commit is durable.
-    func commitWritten(_ record: BlobRecord, marker: String, if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
+    /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
+    /// entry is forgotten once the commit is durable.
+    func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry,
+                       if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         crash(at: .beforeLink)
-        return try commit(record, completingUpload: nil, uncommittedMark: marker, if: condition)
+        return try commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition)
     }
 
-    /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then removes
-    /// `uncommittedMark`, the name that tells `recover()` the file may not be committed. On
-    /// failure the file leaves `blobs/`.
-    private func commit(_ record: BlobRecord, completingUpload: String?, uncommittedMark: String,
+    /// What tells `recover()` that a file in `blobs/` may not be committed: a pending entry, or
+    /// (for a completed resumable upload) the upload's own file.
+    private enum UncommittedMark {
+        case pending(PendingWrites.Entry)
+        case file(String)
+    }
+
+    /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then drops
+    /// the `uncommitted` mark. On failure the file leaves `blobs/`.
+    private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
                         if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         let outcome: IndexCommit
         do {
@@ -222,7 +231,10 @@ public final class BlobStore: Sendable {
             throw error
         }
         crash(at: .afterCommit)
-        FileSystem.remove(uncommittedMark)
+        switch uncommitted {
+        case .pending(let entry): pending.forget(entry)
+        case .file(let path): FileSystem.remove(path)
+        }
         if case .replaced(let previous) = outcome {
             discard(previous.version)
         }
@@ -240,18 +252,23 @@ public final class BlobStore: Sendable {
         if options.crashPoint == point { kill(getpid(), SIGKILL) }
     }
 
-    /// Undoes what a crash interrupted, without reading any blob: a `tmp/ab/VERSION` marker
-    /// whose version the index does not name was never acknowledged, so its file in `blobs/`
-    /// goes too; the same for an unfinished upload's completion link. (`VERSION.part`, the temp
-    /// file of earlier releases, is handled the same way.)
-    private func recover() throws(StoreError) {
+    /// Undoes what a crash interrupted, without reading any blob: a version in a pending log
+    /// `leftBehind` that the index does not name was never acknowledged, so its file in `blobs/`
+    /// goes; the same for an unfinished upload's completion link. (The `tmp/ab/VERSION` markers
+    /// and `VERSION.part` temp files of earlier releases are handled the same way.)
+    private func recover(_ leftBehind: [(log: Int, versions: [String])]) throws(StoreError) {
         var removed = 0
+        func removeUncommitted(_ version: String) throws(StoreError) {
+            if try !index.containsVersion(version), unlink(path(ofVersion: version)) == 0 { removed += 1 }
+        }
+        for (log, versions) in leftBehind {
+            for version in versions { try removeUncommitted(version) }
+            FileSystem.remove(PendingWrites.path(directory + "/tmp", log))
+        }
         for folder in BlobRecord.folders {
             for name in FileSystem.contents(of: "\(directory)/tmp/\(folder)") {
-                let version = name.hasSuffix(".part") ? String(name.dropLast(5)) : name
-                if try !index.containsVersion(version) { FileSystem.remove(path(ofVersion: version)) }
+                try removeUncommitted(name.hasSuffix(".part") ? String(name.dropLast(5)) : name)
                 FileSystem.remove("\(directory)/tmp/\(folder)/\(name)")
-                removed += 1
             }
         }
         for id in try uploadIndex.unfinishedUploads() where try !index.containsVersion(id) {
@@ -263,7 +280,7 @@ public final class BlobStore: Sendable {
         }
         try index.clearGarbage()
         if removed > 0 {
-            logger.info("Removed temp files of unfinished uploads", metadata: ["count": "\(removed)"])
+            logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"])
         }
     }
 

@@ -2,15 +2,15 @@
 import Glibc
 #endif
 
-/// A blob being written: its file in `DIR/blobs`, hashing what passes through it, with a marker
-/// in `DIR/tmp` until it is committed. Nothing is visible until `commit`; `abandon` (or a failed
-/// commit) removes both.
+/// A blob being written: its file in `DIR/blobs`, hashing what passes through it, logged as
+/// pending (`PendingWrites`) until it is committed. Nothing is visible until `commit`; `abandon`
+/// (or a failed commit) removes the file and forgets the entry.
 ///
 /// Used by one thread at a time (the connection's worker), so it needs no lock.
 public final class BlobWriteStream {
     private let store: BlobStore
     private let version: String
-    private let marker: String
+    private let pending: PendingWrites.Entry
     private let writer: HashingFileWriter
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
@@ -20,12 +20,12 @@ public final class BlobWriteStream {
     /// Bytes accepted so far.
     public var size: UInt64 { writer.size }
 
-    /// Takes ownership of `descriptor`, the new empty file of `version`, marked uncommitted by `marker`.
-    init(store: BlobStore, version: String, marker: String, descriptor: Int32,
+    /// Takes ownership of `descriptor`, the new empty file of `version`, logged as `pending`.
+    init(store: BlobStore, version: String, pending: PendingWrites.Entry, descriptor: Int32,
          expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?) {
         self.store = store
         self.version = version
-        self.marker = marker
+        self.pending = pending
         self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
         self.limit = limit
         self.expectedSHA256 = expectedSHA256
@@ -47,7 +47,7 @@ public final class BlobWriteStream {
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
     /// `condition` holds for the current record. Order: write out and fdatasync → fsync the
-    /// folder → index commit (fsynced, shared by a group commit) → remove the marker.
+    /// folder → index commit (fsynced, shared by a group commit) → forget the pending entry.
     public func commit(as key: BlobKey?, contentType: String,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         do throws(StoreError) {
@@ -72,7 +72,7 @@ public final class BlobWriteStream {
             writer.close()
             let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                     contentType: contentType, modified: Int64(time(nil)))
-            let stored = try store.commitWritten(record, marker: marker, if: condition)
+            let stored = try store.commitWritten(record, pending: pending, if: condition)
             ended = true
             return stored
         } catch {
@@ -81,13 +81,13 @@ public final class BlobWriteStream {
         }
     }
 
-    /// Drops the upload: closes and removes the file and its marker. Idempotent.
+    /// Drops the upload: closes and removes the file, and forgets its pending entry. Idempotent.
     public func abandon() {
         writer.close()
         guard !ended else { return }
         ended = true
         FileSystem.remove(store.path(ofVersion: version))
-        FileSystem.remove(marker)
+        store.pending.forget(pending)
     }
 }
 

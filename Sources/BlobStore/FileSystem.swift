@@ -94,6 +94,22 @@ enum FileSystem {
         return names
     }
 
+    /// The bytes of a small file, or nil if it cannot be read.
+    static func contents(ofFile path: String) -> [UInt8]? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += buffer[..<count]
+        }
+    }
+
     /// 16 random bytes as 32 lowercase hex digits.
     static func randomID() -> String {
         // Two draws of the system generator (each a getrandom call), not one per byte.

@@ -131,7 +131,6 @@ func filesIn(_ path: String) -> [String] {
         #expect(try store.contents(of: "k") == [1])
         // The refused version leaves no file behind.
         #expect(filesIn(dir.path + "/blobs").count == 1)
-        #expect(filesIn(dir.path + "/tmp").isEmpty)
     }
 
     @Test func abandonedUploadLeavesNoFile() throws {
@@ -139,9 +138,8 @@ func filesIn(_ path: String) -> [String] {
         let store = try BlobStore(directory: dir.path)
         let stream = try store.beginWrite()
         try [UInt8](repeating: 7, count: 300_000).withUnsafeBytes { try stream.write($0) }
-        #expect(filesIn(dir.path + "/tmp").count == 1)
+        #expect(filesIn(dir.path + "/blobs").count == 1)
         stream.abandon()
-        #expect(filesIn(dir.path + "/tmp").isEmpty)
         #expect(filesIn(dir.path + "/blobs").isEmpty)
         #expect(try store.record(for: BlobKey("k")) == nil)
     }
@@ -158,7 +156,7 @@ func filesIn(_ path: String) -> [String] {
             return false
         }
         #expect(try store.record(for: BlobKey("k")) == nil)
-        #expect(filesIn(dir.path + "/tmp").isEmpty && filesIn(dir.path + "/blobs").isEmpty)
+        #expect(filesIn(dir.path + "/blobs").isEmpty)
     }
 
     @Test func sizeLimit() throws {
@@ -168,7 +166,7 @@ func filesIn(_ path: String) -> [String] {
         let stream = try store.beginWrite()
         try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try stream.write($0) }
         #expect(throws: StoreError.tooLarge(limit: 10)) { try [UInt8(1)].withUnsafeBytes { try stream.write($0) } }
-        #expect(filesIn(dir.path + "/tmp").isEmpty)
+        #expect(filesIn(dir.path + "/blobs").isEmpty)
     }
 
     @Test func contentAddressed() throws {
@@ -198,21 +196,63 @@ func filesIn(_ path: String) -> [String] {
         for i in 0..<50 { #expect(try reopened.contents(of: "k/\(i)") == Array("blob \(i)".utf8)) }
     }
 
-    @Test func reopeningRemovesTempFilesOfUnfinishedUploads() throws {
+    @Test func reopeningRemovesFilesOfUnfinishedUploads() throws {
         let dir = TempDirectory()
+        let kept: String
         do {
             let store = try BlobStore(directory: dir.path)
-            _ = try store.put([1], as: "kept")
+            kept = try store.put([1], as: "kept").record.version
         }
-        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/00/orphan.part", contents: Data([1, 2, 3]))
-        // A crash mid-upload: the marker, and the file written in place, never committed.
-        let version = "00" + String(repeating: "7", count: 30)
-        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/00/" + version, contents: Data())
-        _ = FileManager.default.createFile(atPath: dir.path + "/blobs/00/" + version, contents: Data([4, 5]))
+        // A crash mid-upload: versions logged as pending, files written in place, never committed;
+        // the last line cut short. The committed version is logged too (a crash before forgetting it).
+        let lost = ["00" + String(repeating: "7", count: 30), "ff" + String(repeating: "8", count: 30)]
+        let log = lost.map { $0 + "\n" }.joined() + kept + "\n" + "00" + String(repeating: "9", count: 10)
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/pending-4", contents: Data(log.utf8))
+        for version in lost {
+            _ = FileManager.default.createFile(atPath: dir.path + "/blobs/" + BlobRecord.relativePath(of: version), contents: Data([4, 5]))
+        }
+        // The same left by an earlier release: a marker and its file, and a temp file.
+        let marked = "01" + String(repeating: "6", count: 30)
+        try FileManager.default.createDirectory(atPath: dir.path + "/tmp/01", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/01/" + marked, contents: Data())
+        _ = FileManager.default.createFile(atPath: dir.path + "/blobs/01/" + marked, contents: Data([6]))
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp/01/orphan.part", contents: Data([1, 2, 3]))
+        #expect(filesIn(dir.path + "/blobs").count == 4)
+
         let reopened = try BlobStore(directory: dir.path)
-        #expect(filesIn(dir.path + "/tmp").isEmpty)
-        #expect(filesIn(dir.path + "/blobs").count == 1)
+        #expect(filesIn(dir.path + "/blobs") == ["\(kept.prefix(2))/\(kept)"])
         #expect(try reopened.contents(of: "kept") == [1])
+        // The logs read are gone; the reopened store appends to a new one.
+        #expect(filesIn(dir.path + "/tmp") == [])
+        _ = try reopened.put([2], as: "next")
+        #expect(filesIn(dir.path + "/tmp") == ["pending-5"])
+    }
+
+    @Test func pendingLogsRollOverAndGoOnceForgotten() throws {
+        let dir = TempDirectory()
+        let folder = dir.path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var entries: [PendingWrites.Entry] = []
+        do {
+            let logs = PendingWrites(folder: folder, first: 0)
+            #expect(filesIn(folder).isEmpty)
+            for i in 0...PendingWrites.entriesPerLog {
+                entries.append(try logs.add(String(format: "%032x", i)))
+            }
+            #expect(Set(filesIn(folder)) == ["pending-0", "pending-1"])
+            let first = PendingWrites.leftBehind(in: folder)
+            #expect(first.map(\.log) == [0, 1])
+            #expect(first[0].versions.count == PendingWrites.entriesPerLog && first[1].versions == [String(format: "%032x", PendingWrites.entriesPerLog)])
+            // pending-0 goes with its last open entry, not before.
+            for entry in entries.dropLast(2) { logs.forget(entry) }
+            #expect(Set(filesIn(folder)) == ["pending-0", "pending-1"])
+            logs.forget(entries[entries.count - 2])
+            #expect(filesIn(folder) == ["pending-1"])
+            logs.forget(entries[entries.count - 1])
+            // The current log stays while the store is open, and goes when it closes with nothing open.
+            #expect(filesIn(folder) == ["pending-1"])
+        }
+        #expect(filesIn(folder).isEmpty)
     }
 
     @Test func secondStoreOnTheSameDirectoryIsRefused() throws {
@@ -265,7 +305,6 @@ func filesIn(_ path: String) -> [String] {
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(outcomes.filter { $0 }.count == 1)
-        #expect(filesIn(dir.path + "/tmp").isEmpty)
         #expect(filesIn(dir.path + "/blobs").count == 65)
     }
 }

@@ -8,10 +8,17 @@ final class Acknowledged: Sendable {
     func add(_ key: String, _ body: [UInt8]) { bodies.withLock { $0[key, default: []].append(body) } }
 }
 
+/// The logs of versions being written (`tmp/pending-N`) in a data dir.
+func pendingLogs(_ dataDir: String) -> Set<String> {
+    Set(files(under: dataDir + "/tmp"))
+}
+
 @Suite(.serialized) struct CrashTests {
     /// Checks every blob: acknowledged keys serve one whole version (the last acknowledged one,
     /// or a later unacknowledged one), nothing partial, and fsck finds nothing wrong.
     static func verify(dataDir: String, acknowledged: [String: [[UInt8]]], attempted: [String: [[UInt8]]]) throws -> Int {
+        let crashedLogs = pendingLogs(dataDir)
+        #expect(!crashedLogs.isEmpty, "the crashed run left its pending-write log")
         let blobd = try BlobdProcess(dataDir: dataDir)
         var checked = 0
         for (key, bodies) in acknowledged {
@@ -29,7 +36,7 @@ final class Acknowledged: Sendable {
             #expect(attempted[key]?.contains(body) == true, "\(key) is not a whole uploaded version")
             #expect(item["sha256"] as? String == sha256Hex(body))
         }
-        #expect(files(under: dataDir + "/tmp").isEmpty)
+        #expect(pendingLogs(dataDir).isDisjoint(with: crashedLogs), "recovery deletes the logs it has read")
         // New uploads are accepted at once.
         #expect(try curl(["-X", "PUT", "--data-binary", "after restart", blobd.baseURL + "/v1/blobs/fresh"]).status == 201)
         #expect(try curl(["-X", "DELETE", blobd.baseURL + "/v1/blobs/fresh"]).status == 204)
@@ -97,12 +104,14 @@ final class Acknowledged: Sendable {
                                                crashing.baseURL + "/v1/blobs/k"])
         #expect(!String(decoding: result.stdout, as: UTF8.self).hasPrefix("2"), "no final response: the server died")
         #expect(crashing.stop(timeout: 10) != nil)
+        let crashedLogs = pendingLogs(dataDir)
+        #expect(!crashedLogs.isEmpty, "the crashed run left its pending-write log")
 
         let blobd = try BlobdProcess(dataDir: dataDir)
         let body = try curl([blobd.baseURL + "/v1/blobs/k"]).body
         // Unacknowledged, so either version may be there, but only whole.
         #expect(body == (point == "after-commit" ? new : old))
-        #expect(files(under: dataDir + "/tmp").isEmpty)
+        #expect(pendingLogs(dataDir).isDisjoint(with: crashedLogs), "recovery deletes the logs it has read")
         #expect(blobd.stop() == 0)
         let fsck = try run(blobdExecutable(), ["fsck", "--data-dir", dataDir])
         #expect(fsck.status == 0, "no orphan file after recovery: \(String(decoding: fsck.stdout, as: UTF8.self))")

@@ -41,8 +41,8 @@ final class SmallFileSystem {
         let streamed = try curl(["-T", "-", "-H", "Transfer-Encoding: chunked", b + "/v1/blobs/k"], stdin: testBytes(20 * 1024 * 1024, seed: 3))
         #expect(streamed.status == 507)
         #expect(streamed.json["status"] as? Int == 507)
-        // The temp file is gone, the old version intact, and reads and small writes still work.
-        #expect(eventually { files(under: blobd.dataDir + "/tmp").isEmpty })
+        // The partial file is gone, the old version intact, and reads and small writes still work.
+        #expect(eventually { files(under: blobd.dataDir + "/blobs").count == 1 })
         #expect(try curl([b + "/v1/blobs/k"]).body == old)
         #expect(try curl(["-X", "PUT", "--data-binary", "small", b + "/v1/blobs/small"]).status == 201)
         // A resumable upload that fills the disk: 507, nothing corrupted, offset unchanged.

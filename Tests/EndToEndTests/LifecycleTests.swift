@@ -68,11 +68,11 @@ import Testing
         let head = "PUT /v1/blobs/kept HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n"
         let connection = try RawConnection(port: blobd.port)
         connection.send(Array(head.utf8) + testBytes(300_000))
-        let tmp = blobd.dataDir + "/tmp"
-        func tempFiles() -> Int { files(under: tmp).count }
-        #expect(eventually { tempFiles() == 1 }, "the upload is streaming into a temp file")
+        let blobs = blobd.dataDir + "/blobs"
+        func blobFiles() -> Int { files(under: blobs).count }
+        #expect(eventually { blobFiles() == 2 }, "the upload is streaming into a new file beside the old version")
         connection.hangUp()
-        #expect(eventually { tempFiles() == 0 }, "the temp file is removed when the client hangs up")
+        #expect(eventually { blobFiles() == 1 }, "the new file is removed when the client hangs up")
         #expect(try curl([url]).text == "old version")
     }
 

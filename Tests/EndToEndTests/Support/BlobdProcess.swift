@@ -138,7 +138,7 @@ func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, tim
     return (process.terminationStatus, stdoutBytes, stderrText)
 }
 
-/// Regular files anywhere under `path` (e.g. a data dir's `tmp/`, which holds 256 folders).
+/// Regular files anywhere under `path` (e.g. a data dir's `blobs/`, which holds 256 folders).
 func files(under path: String) -> [String] {
     let enumerator = FileManager.default.enumerator(atPath: path)
     var found: [String] = []
