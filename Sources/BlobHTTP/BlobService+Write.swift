@@ -72,26 +72,32 @@ final class UploadConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// fsync, link and index commit run on the commit pool; the connection waits suspended.
+    /// The fsync runs on the commit pool, the index commit in a group commit; the connection
+    /// waits suspended, and gets its answer from the thread that committed its batch.
     func finish(_ responder: HTTPResponder) {
         let handover = Handover(value: self)
         service.committers.submit {
-            responder.send(handover.value.commit())
+            handover.value.commit { responder.send($0) }
         }
     }
 
-    private func commit() -> HTTPResponse {
-        defer { inFlight.end() }
-        if let failure { return service.failure(failure) }
-        do {
-            let stored = try stream.commit(as: key, contentType: contentType, if: condition)
-            let record = stored.record
-            return BlobService.jsonResponse(
-                status: stored.created ? 201 : 200, BlobService.json(record),
-                headers: [("ETag", EntityTag(version: record.version).headerValue),
-                          ("Location", BlobService.location(of: record.key))])
-        } catch {
-            return service.failure(error)
+    private func commit(then respond: @escaping (HTTPResponse) -> Void) {
+        if let failure {
+            inFlight.end()
+            return respond(service.failure(failure))
+        }
+        stream.commit(as: key, contentType: contentType, if: condition) { [self] result in
+            inFlight.end()
+            switch result {
+            case .success(let stored):
+                let record = stored.record
+                respond(BlobService.jsonResponse(
+                    status: stored.created ? 201 : 200, BlobService.json(record),
+                    headers: [("ETag", EntityTag(version: record.version).headerValue),
+                              ("Location", BlobService.location(of: record.key))]))
+            case .failure(let error):
+                respond(service.failure(error))
+            }
         }
     }
 

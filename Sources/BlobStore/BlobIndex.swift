@@ -1,3 +1,4 @@
+import Dispatch
 /// The outcome of a conditional commit.
 public enum IndexCommit: Sendable, Equatable {
     /// The key was new.
@@ -12,10 +13,12 @@ public protocol BlobIndex: Sendable {
     /// The record at `key`, if any.
     func record(for key: BlobKey) throws(StoreError) -> BlobRecord?
     /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
-    /// throws `.preconditionFailed` otherwise. In the same transaction, marks the resumable upload
-    /// `completingUpload` (if any) complete at this key. Durable when it returns.
-    func commit(_ record: BlobRecord, completingUpload: String?,
-                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit
+    /// fails with `.preconditionFailed` otherwise. In the same transaction, marks the resumable
+    /// upload `completingUpload` (if any) complete at this key. Calls `completion` once the
+    /// outcome is durable, on whichever thread committed it (maybe before returning); it must
+    /// not block. `condition` is evaluated once, on that thread, before `completion`.
+    func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
+                then completion: @escaping (Result<IndexCommit, StoreError>) -> Void)
     /// Versions replaced or removed whose files may still exist. A commit or removal adds the
     /// old version in its own transaction, so a crash before the file is unlinked is repaired
     /// at start-up.
@@ -35,6 +38,35 @@ public protocol BlobIndex: Sendable {
     func allVersions() throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+}
+
+extension BlobIndex {
+    /// `commit(_:completingUpload:if:then:)`, waiting for the outcome.
+    func commit(_ record: BlobRecord, completingUpload: String?,
+                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
+        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
+            try waitFor { commit(record, completingUpload: completingUpload, if: condition, then: $0) }
+        }
+    }
+}
+
+/// Calls `start` with a completion and waits until it is called (on any thread, maybe before
+/// `start` returns); returns its result.
+func waitFor<Value>(_ start: (@escaping (Result<Value, StoreError>) -> Void) -> Void) throws(StoreError) -> Value {
+    let outcome = Outcome<Value>()
+    start { result in
+        outcome.result = result
+        outcome.done.signal()
+    }
+    outcome.done.wait()
+    return try outcome.result.get()
+}
+
+/// A result handed from the thread that completes to the one that waits. `@unchecked Sendable`:
+/// `result` is written before `done` is signalled and read only after.
+private final class Outcome<Value>: @unchecked Sendable {
+    var result: Result<Value, StoreError> = .failure(.index("not completed"))
+    let done = DispatchSemaphore(value: 0)
 }
 
 /// The resumable uploads (tus) the index keeps, so they survive restarts.

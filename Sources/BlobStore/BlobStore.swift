@@ -199,15 +199,17 @@ public final class BlobStore: Sendable {
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
         crash(at: .beforeLink)
         try FileSystem.link(file, path(of: record))
-        return try commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition)
+        return try withoutActuallyEscaping(condition) { condition throws(StoreError) in
+            try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
+        }
     }
 
     /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
-    /// entry is forgotten once the commit is durable.
-    func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry,
-                       if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
+    /// entry is forgotten once the commit is durable. `completion` as in `BlobIndex.commit`.
+    func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: @escaping (BlobRecord?) -> Bool,
+                       then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         crash(at: .beforeLink)
-        return try commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition)
+        commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
     }
 
     /// What tells `recover()` that a file in `blobs/` may not be committed: a pending entry, or
@@ -220,25 +222,27 @@ public final class BlobStore: Sendable {
     /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then drops
     /// the `uncommitted` mark. On failure the file leaves `blobs/`.
     private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
-                        if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
-        let outcome: IndexCommit
-        do {
-            crash(at: .afterLink)
-            // The index fsyncs the file's folder before the transaction (see `init`).
-            outcome = try index.commit(record, completingUpload: completingUpload, if: condition)
-        } catch {
-            FileSystem.remove(path(of: record))
-            throw error
+                        if condition: @escaping (BlobRecord?) -> Bool,
+                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+        crash(at: .afterLink)
+        // The index fsyncs the file's folder before the transaction (see `init`).
+        index.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
+            switch result {
+            case .failure(let error):
+                FileSystem.remove(path(of: record))
+                completion(.failure(error))
+            case .success(let outcome):
+                crash(at: .afterCommit)
+                switch uncommitted {
+                case .pending(let entry): pending.forget(entry)
+                case .file(let path): FileSystem.remove(path)
+                }
+                if case .replaced(let previous) = outcome {
+                    discard(previous.version)
+                }
+                completion(.success(StoredBlob(record: record, created: outcome == .created)))
+            }
         }
-        crash(at: .afterCommit)
-        switch uncommitted {
-        case .pending(let entry): pending.forget(entry)
-        case .file(let path): FileSystem.remove(path)
-        }
-        if case .replaced(let previous) = outcome {
-            discard(previous.version)
-        }
-        return StoredBlob(record: record, created: outcome == .created)
     }
 
     /// Unlinks the file of a version the index no longer names. Readers that opened it keep

@@ -48,8 +48,11 @@ public final class BlobWriteStream {
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
     /// `condition` holds for the current record. Order: write out and fdatasync → fsync the
     /// folder → index commit (fsynced, shared by a group commit) → forget the pending entry.
-    public func commit(as key: BlobKey?, contentType: String,
-                       if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
+    /// `completion` gets the outcome once durable, on whichever thread committed it (see
+    /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
+    public func commit(as key: BlobKey?, contentType: String, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
+                       then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+        let record: BlobRecord
         do throws(StoreError) {
             try writer.flush()
             let digest = writer.hasher.finalize()
@@ -64,20 +67,32 @@ public final class BlobWriteStream {
                 blobKey = try BlobKey(hex(digest))
                 if let existing = try store.record(for: blobKey) {
                     abandon()
-                    return StoredBlob(record: existing, created: false)
+                    completion(.success(StoredBlob(record: existing, created: false)))
+                    return
                 }
             }
             // Durable before the index names it.
             try writer.sync()
             writer.close()
-            let record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
-                                    contentType: contentType, modified: Int64(time(nil)))
-            let stored = try store.commitWritten(record, pending: pending, if: condition)
-            ended = true
-            return stored
+            record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
+                                contentType: contentType, modified: Int64(time(nil)))
         } catch {
             abandon()
-            throw error
+            completion(.failure(error))
+            return
+        }
+        store.commitWritten(record, pending: pending, if: condition) { [self] result in
+            // Committed: the file is the blob's now, and must outlive this stream.
+            if case .success = result { ended = true } else { abandon() }
+            completion(result)
+        }
+    }
+
+    /// `commit(as:contentType:if:then:)`, waiting for the outcome.
+    public func commit(as key: BlobKey?, contentType: String,
+                       if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
+        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
+            try waitFor { commit(as: key, contentType: contentType, if: condition, then: $0) }
         }
     }
 

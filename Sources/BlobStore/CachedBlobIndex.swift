@@ -32,10 +32,12 @@ final class CachedBlobIndex: BlobIndex {
         return record
     }
 
-    func commit(_ record: BlobRecord, completingUpload: String?,
-                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
-        defer { forget(record.key) }
-        return try base.commit(record, completingUpload: completingUpload, if: condition)
+    func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
+                then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        base.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
+            forget(record.key)
+            completion(result)
+        }
     }
 
     func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {

@@ -14,25 +14,25 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
 
     private struct CommitQueue {
         var queue: [CommitRequest] = []
-        var leaderActive = false
+        var batchRunning = false
     }
 
-    /// One commit waiting in a batch. `@unchecked Sendable`: its fields are written by the
-    /// leader before `done` is signalled and read by the waiter only after.
+    /// One commit waiting in a batch. `@unchecked Sendable`: it is handed from the thread that
+    /// queued it to the one that commits its batch, and touched by one thread at a time.
     private final class CommitRequest: @unchecked Sendable {
         let record: BlobRecord
         let completingUpload: String?
-        /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its call.
+        /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its use.
         var condition: ((BlobRecord?) -> Bool)?
         var result: Result<IndexCommit, StoreError> = .failure(.index("not committed"))
-        /// Woken to lead the next batch rather than with a result.
-        var promoted = false
-        let done = DispatchSemaphore(value: 0)
+        let completion: (Result<IndexCommit, StoreError>) -> Void
 
-        init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool) {
+        init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool,
+             completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
             self.record = record
             self.completingUpload = completingUpload
             self.condition = condition
+            self.completion = completion
         }
     }
 
@@ -96,35 +96,32 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    /// Group commit: concurrent commits share one transaction (and one WAL fsync), and one
-    /// `beforeCommit` call. The first
-    /// caller to find no batch running leads: it commits everything queued, in order, each
-    /// against the state the ones before it left, then hands the lead to the oldest waiter.
-    public func commit(_ record: BlobRecord, completingUpload: String?,
-                       if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
-        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition)
-            let leads = commits.withLock { state in
-                state.queue.append(request)
-                defer { state.leaderActive = true }
-                return !state.leaderActive
-            }
-            if !leads {
-                request.done.wait()
-                // Either committed by a leader, or promoted to lead the next batch.
-                guard request.promoted else { return try request.result.get() }
-            }
-            commitBatch(commits.withLock { $0.queue.removeAllReturning() })
-            commits.withLock { state in
-                if let next = state.queue.first {
-                    next.promoted = true
-                    next.done.signal()
-                } else {
-                    state.leaderActive = false
-                }
-            }
-            return try request.result.get()
+    /// Group commit: concurrent commits share one transaction (one WAL fsync). The caller that
+    /// finds no batch running commits everything queued, in order, each request against the state
+    /// the ones before it left, and calls their completions; if more has been queued meanwhile,
+    /// the next batch runs on a dispatch thread. The others return at once: nobody sleeps
+    /// waiting for a batch, and no thread needs waking when it is done.
+    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
+                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        let request = CommitRequest(record: record, completingUpload: completingUpload,
+                                    condition: condition, completion: completion)
+        let runs = commits.withLock { state in
+            state.queue.append(request)
+            defer { state.batchRunning = true }
+            return !state.batchRunning
         }
+        if runs { runBatch() }
+    }
+
+    private func runBatch() {
+        let batch = commits.withLock { $0.queue.removeAllReturning() }
+        commitBatch(batch)
+        for request in batch { request.completion(request.result) }
+        let more = commits.withLock { state in
+            state.batchRunning = !state.queue.isEmpty
+            return state.batchRunning
+        }
+        if more { DispatchQueue.global().async { self.runBatch() } }
     }
 
     private func commitBatch(_ batch: [CommitRequest]) {
@@ -140,11 +137,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
             let failure = (error as? StoreError) ?? .index("\(error)")
             for request in batch { request.result = .failure(failure) }
         }
-        // The leader's own request gets a signal nobody waits for: harmless, it is dropped.
-        for request in batch {
-            request.condition = nil
-            request.done.signal()
-        }
+        for request in batch { request.condition = nil }
     }
 
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
