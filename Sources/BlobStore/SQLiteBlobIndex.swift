@@ -17,6 +17,21 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         var batchRunning = false
     }
 
+    /// A connection of its own for checkpoints (copying the WAL into the database file), so
+    /// that they run beside commits rather than inside one, as SQLite's automatic checkpoint
+    /// would: a checkpoint every `batchesPerCheckpoint` batches, one at a time.
+    private let checkpointer: DatabaseQueue
+    private let checkpointQueue = DispatchQueue(label: "blobd.index.checkpoint")
+    private let checkpoints = Mutex(CheckpointState())
+    static let batchesPerCheckpoint = 32
+    /// The automatic checkpoint stays, at this many WAL pages, in case the others fall behind.
+    static let backstopCheckpointPages = 16_384
+
+    private struct CheckpointState {
+        var batches = 0
+        var running = false
+    }
+
     /// One commit waiting in a batch. `@unchecked Sendable`: it is handed from the thread that
     /// queued it to the one that commits its batch, and touched by one thread at a time.
     private final class CommitRequest: @unchecked Sendable {
@@ -55,7 +70,17 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
             // An acknowledged write must survive power loss: fsync the WAL on every commit. Set
             // here, after opening: GRDB sets NORMAL on the writer when it enables WAL mode, which
             // would override the same pragma in `prepareDatabase`.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
+            }
+            var checkpointing = Configuration()
+            checkpointing.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA cache_size = -256")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            checkpointing.busyMode = .timeout(30)
+            checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
             try pool.write { db in
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS blobs (
@@ -122,6 +147,24 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
             return state.batchRunning
         }
         if more { DispatchQueue.global().async { self.runBatch() } }
+        checkpointIfDue()
+    }
+
+    private func checkpointIfDue() {
+        let due = checkpoints.withLock { state in
+            state.batches += 1
+            guard state.batches >= Self.batchesPerCheckpoint, !state.running else { return false }
+            state.batches = 0
+            state.running = true
+            return true
+        }
+        guard due else { return }
+        checkpointQueue.async { [self] in
+            // PASSIVE: copies what no reader still needs, and never waits for readers or
+            // writers. A failure only leaves more in the WAL for the next one (or the backstop).
+            _ = try? checkpointer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            checkpoints.withLock { $0.running = false }
+        }
     }
 
     private func commitBatch(_ batch: [CommitRequest]) {

@@ -60,6 +60,26 @@ func filesIn(_ path: String) -> [String] {
         #expect(try index.writerSynchronousLevel() == 2)
     }
 
+    /// Checkpoints run on their own connection every few dozen batches: the rows reach the
+    /// database file long before SQLite's automatic checkpoint (kept as a backstop) would run.
+    @Test func indexCheckpointsBesideCommits() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let database = dir.path + "/index.sqlite"
+        func size(_ path: String) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+        }
+        let before = size(database)
+        for i in 0..<(3 * SQLiteBlobIndex.batchesPerCheckpoint) {
+            _ = try store.put(Array("blob \(i)".utf8), as: "k/\(i)")
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while size(database) <= before && Date() < deadline { usleep(10_000) }
+        #expect(size(database) > before, "nothing was checkpointed into \(database)")
+        // Far below the backstop: that is not what moved the pages.
+        #expect(size(database + "-wal") < SQLiteBlobIndex.backstopCheckpointPages * 4096 / 4)
+    }
+
     /// New versions of uploads close in time share a `blobs/ab` folder.
     @Test func versionsCloseInTimeShareAFolder() {
         let versions = (0..<8).map { _ in BlobStore.newVersion() }
