@@ -17,20 +17,14 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         var batchRunning = false
     }
 
-    /// A connection of its own for checkpoints (copying the WAL into the database file), so
-    /// that they run beside commits rather than inside one, as SQLite's automatic checkpoint
-    /// would: a checkpoint every `batchesPerCheckpoint` batches, one at a time.
-    private let checkpointer: DatabaseQueue
-    private let checkpointQueue = DispatchQueue(label: "blobd.index.checkpoint")
-    private let checkpoints = Mutex(CheckpointState())
+    /// Batches committed since the last checkpoint (copying the WAL into the database file).
+    /// A checkpoint runs every `batchesPerCheckpoint` batches, after their answers are out,
+    /// rather than inside the commit that crosses SQLite's automatic-checkpoint mark.
+    private let batchesSinceCheckpoint = Mutex(0)
     static let batchesPerCheckpoint = 32
-    /// The automatic checkpoint stays, at this many WAL pages, in case the others fall behind.
-    static let backstopCheckpointPages = 16_384
-
-    private struct CheckpointState {
-        var batches = 0
-        var running = false
-    }
+    /// The automatic checkpoint stays, at this many WAL pages, for batches large enough to
+    /// need one sooner.
+    static let backstopCheckpointPages = 4096
 
     /// One commit waiting in a batch. `@unchecked Sendable`: it is handed from the thread that
     /// queued it to the one that commits its batch, and touched by one thread at a time.
@@ -74,13 +68,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
             }
-            var checkpointing = Configuration()
-            checkpointing.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA cache_size = -256")
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-            }
-            checkpointing.busyMode = .timeout(30)
-            checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
             try pool.write { db in
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS blobs (
@@ -142,29 +129,25 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         let batch = commits.withLock { $0.queue.removeAllReturning() }
         commitBatch(batch)
         for request in batch { request.completion(request.result) }
+        checkpointIfDue()
         let more = commits.withLock { state in
             state.batchRunning = !state.queue.isEmpty
             return state.batchRunning
         }
         if more { DispatchQueue.global().async { self.runBatch() } }
-        checkpointIfDue()
     }
 
+    /// On the writer connection, so no commit can append meanwhile and the next one starts the
+    /// WAL over; PASSIVE, so it never waits for readers. A failure only leaves more in the WAL
+    /// for the next checkpoint (or the automatic one).
     private func checkpointIfDue() {
-        let due = checkpoints.withLock { state in
-            state.batches += 1
-            guard state.batches >= Self.batchesPerCheckpoint, !state.running else { return false }
-            state.batches = 0
-            state.running = true
+        let due = batchesSinceCheckpoint.withLock { batches in
+            batches += 1
+            guard batches >= Self.batchesPerCheckpoint else { return false }
+            batches = 0
             return true
         }
-        guard due else { return }
-        checkpointQueue.async { [self] in
-            // PASSIVE: copies what no reader still needs, and never waits for readers or
-            // writers. A failure only leaves more in the WAL for the next one (or the backstop).
-            _ = try? checkpointer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-            checkpoints.withLock { $0.running = false }
-        }
+        if due { _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) } }
     }
 
     private func commitBatch(_ batch: [CommitRequest]) {
