@@ -40,16 +40,6 @@ public protocol BlobIndex: Sendable {
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
 }
 
-extension BlobIndex {
-    /// `commit(_:completingUpload:if:then:)`, waiting for the outcome.
-    func commit(_ record: BlobRecord, completingUpload: String?,
-                if condition: (BlobRecord?) -> Bool) throws(StoreError) -> IndexCommit {
-        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor { commit(record, completingUpload: completingUpload, if: condition, then: $0) }
-        }
-    }
-}
-
 /// Calls `start` with a completion and waits until it is called (on any thread, maybe before
 /// `start` returns); returns its result.
 func waitFor<Value>(_ start: (@escaping (Result<Value, StoreError>) -> Void) -> Void) throws(StoreError) -> Value {

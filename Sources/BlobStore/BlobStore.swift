@@ -269,7 +269,8 @@ public final class BlobStore: Sendable {
             for version in versions { try removeUncommitted(version) }
             FileSystem.remove(PendingWrites.path(directory + "/tmp", log))
         }
-        for folder in BlobRecord.folders {
+        // Earlier releases' tmp/ab/ folders, where they exist.
+        for folder in FileSystem.contents(of: directory + "/tmp") where folder.count == 2 {
             for name in FileSystem.contents(of: "\(directory)/tmp/\(folder)") {
                 try removeUncommitted(name.hasSuffix(".part") ? String(name.dropLast(5)) : name)
                 FileSystem.remove("\(directory)/tmp/\(folder)/\(name)")
