@@ -1,8 +1,10 @@
 # blobd: `make run` serves ./data on 127.0.0.1:8080, `make test` runs every test.
 # Both install what is missing on Debian first (apt-get, via sudo when not root).
 
-LISTEN   ?= 127.0.0.1:8080
-DATA_DIR ?= ./data
+# `make run LISTEN=... DATA_DIR=...` passes those flags; left unset, blobd reads BLOBD_LISTEN,
+# BLOBD_DATA_DIR and its other BLOBD_* variables, then its defaults (127.0.0.1:8080, ./data).
+LISTEN   ?=
+DATA_DIR ?=
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-pip python3-yaml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -20,7 +22,7 @@ release: deps
 	swift build -c release --static-swift-stdlib
 
 run: release
-	.build/release/blobd --data-dir $(DATA_DIR) --listen $(LISTEN)
+	.build/release/blobd $(if $(DATA_DIR),--data-dir $(DATA_DIR)) $(if $(LISTEN),--listen $(LISTEN))
 
 build: deps
 	swift build

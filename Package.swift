@@ -1,9 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// blobd runs on Linux only: it relies on sync_file_range, /proc, epoll and sendfile as Linux
+// has them. SwiftPM has no way to name Linux as the only platform, so none is declared, and
+// Sources/BlobStore/LinuxOnly.swift stops a build anywhere else with a clear message.
 let package = Package(
     name: "blobd",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "blobd", targets: ["blobd"]),
     ],

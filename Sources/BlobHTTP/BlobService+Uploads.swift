@@ -14,7 +14,7 @@ extension BlobService {
         case (.uploads, _):
             return try createUpload(head)
         case (.upload(let id), "HEAD"):
-            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.upload(id)) + [("Cache-Control", "no-store")]))
+            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.upload(id)) + [Self.noStore]))
         case (.upload(let id), "PATCH"):
             return try patchUpload(head, id: id)
         case (.upload(let id), _):

@@ -24,7 +24,7 @@ extension BlobService {
     func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
         let preconditions = Preconditions(head)
         try store.delete(key, if: { preconditions.evaluate(current: $0, safe: false) == .proceed })
-        return HTTPResponse(status: 204)
+        return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 
     /// The sha-256 of `Content-Digest` (or `Repr-Digest`, the same for an uncoded full PUT).

@@ -73,13 +73,14 @@ public final class BlobService: HTTPHandler {
         }
     }
 
-    public func handle(_ head: HTTPRequestHead) -> HTTPRequestAction {
+    public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         var isTus = false
         do {
-            try checkFraming(head)
-            let route = try Self.route(head.path)
+            try checkFraming(request)
+            let route = try Self.route(request.path)
             if case .uploads = route { isTus = true }
             if case .upload = route { isTus = true }
+            let head = isTus ? Self.applyingMethodOverride(request) : request
             guard route.allowedMethods.contains(head.method) else {
                 throw HTTPError.methodNotAllowed(allowed: route.allowedMethods)
             }
@@ -191,8 +192,26 @@ public final class BlobService: HTTPHandler {
         return Self.textResponse("ready\n")
     }
 
+    /// tus 1.0.0: `X-HTTP-Method-Override` on a POST is the request's method, for clients and
+    /// proxies that cannot send PATCH or DELETE.
+    static func applyingMethodOverride(_ head: HTTPRequestHead) -> HTTPRequestHead {
+        guard head.method == "POST", let method = head["X-HTTP-Method-Override"]?.trimmingOWS(), !method.isEmpty else {
+            return head
+        }
+        return HTTPRequestHead(method: String(method).uppercased(), path: head.path, version: head.version,
+                               headers: head.headers, query: head.query, peer: head.peer)
+    }
+
     /// RFC 9112 framing rules that protect against request smuggling.
     private func checkFraming(_ head: HTTPRequestHead) throws(HTTPError) {
+        // libmicrohttpd keeps `Name : value` as the name "Name " (RFC 9112 §5.1: answer 400).
+        if head.headers.contains(where: { !Self.isToken($0.name) }) {
+            throw .malformedMessage("A header field name is empty or holds characters a token cannot (whitespace before the colon?).")
+        }
+        let codings = head.values(of: "Transfer-Encoding")
+        if !codings.isEmpty && codings.joined(separator: ",").trimmingOWS().lowercased() != "chunked" {
+            throw .notImplemented("The only transfer coding blobd accepts is chunked.")
+        }
         let lengths = head.values(of: "Content-Length")
         if lengths.count > 1 { throw .malformedMessage("The request has more than one Content-Length.") }
         if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
@@ -202,6 +221,18 @@ public final class BlobService: HTTPHandler {
             throw .malformedMessage("The request has both Content-Length and Transfer-Encoding.")
         }
         if head.values(of: "Host").count > 1 { throw .malformedMessage("The request has more than one Host.") }
+    }
+
+    /// RFC 9110 §5.6.2: `token = 1*tchar`.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                true
+            default:
+                Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            }
+        }
     }
 
     /// The `Location` of a key.
@@ -221,14 +252,18 @@ public final class BlobService: HTTPHandler {
         ])
     }
 
-    /// A JSON response.
+    /// Marks an answer that describes the moment (a listing, a write's outcome, health): no cache
+    /// may store it.
+    static let noStore: (name: String, value: String) = ("Cache-Control", "no-store")
+
+    /// A JSON response; never cached.
     static func jsonResponse(status: Int, _ json: JSON, headers: [(name: String, value: String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json"), noStore] + headers,
                      body: .bytes(json.utf8()))
     }
 
-    /// A 200 text response.
+    /// A 200 text response; never cached.
     static func textResponse(_ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
+        HTTPResponse(status: 200, headers: [("Content-Type", contentType), noStore], body: .bytes(Array(text.utf8)))
     }
 }

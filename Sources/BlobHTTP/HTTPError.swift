@@ -20,4 +20,7 @@ public enum HTTPError: Error, Equatable, Sendable {
     case unavailable(String)
     /// No requested range overlaps a blob of `size` bytes.
     case rangeNotSatisfiable(size: UInt64)
+    /// The request uses an HTTP feature blobd does not implement (a transfer coding other than
+    /// chunked); the connection is closed after the answer.
+    case notImplemented(String)
 }

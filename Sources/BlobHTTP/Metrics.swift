@@ -28,8 +28,13 @@ public final class Metrics: Sendable {
     private let state = Mutex(State())
     private let uploadsInFlight = Atomic<Int>(0)
 
-    /// Creates empty metrics.
-    public init() {}
+    /// The release serving, as `blobd_build_info{version=...}` shows it.
+    public let version: String
+
+    /// Creates empty metrics for release `version`.
+    public init(version: String = "unknown") {
+        self.version = version
+    }
 
     /// Counts a finished request.
     public func recordRequest(method: String, route: String, status: Int?, duration: Double, received: UInt64, sent: UInt64) {
@@ -63,6 +68,8 @@ public final class Metrics: Sendable {
         func family(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
+        family("blobd_build_info", "gauge", "The release serving; always 1.")
+        out += "blobd_build_info{version=\"\(Self.labelValue(version))\"} 1\n"
         family("blobd_http_requests_total", "counter", "HTTP requests by method, route and status.")
         for (labels, count) in state.requests.sorted(by: { "\($0.key)" < "\($1.key)" }) {
             out += "blobd_http_requests_total{method=\"\(labels.method)\",route=\"\(labels.route)\",status=\"\(labels.status)\"} \(count)\n"
@@ -93,6 +100,22 @@ public final class Metrics: Sendable {
             out += "blobd_blobs_stored \(blobs.count)\n"
             family("blobd_blob_bytes_stored", "gauge", "Total size of the blobs in the index.")
             out += "blobd_blob_bytes_stored \(blobs.bytes)\n"
+        }
+        return out
+    }
+}
+
+extension Metrics {
+    /// A label value in the exposition format: backslash, quote and newline escaped.
+    static func labelValue(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
         }
         return out
     }

@@ -86,6 +86,9 @@ public struct Problem: Equatable, Sendable {
                 self.init(412, "tus-version", "Unsupported tus version",
                           "This request needs the header Tus-Resumable: 1.0.0, the version blobd speaks.")
                 headers = [("Tus-Version", "1.0.0")]
+            case .notImplemented(let detail):
+                self.init(501, "not-implemented", "Not implemented", detail)
+                headers = [("Connection", "close")]
             case .unavailable(let detail):
                 self.init(503, "unavailable", "Service unavailable", detail)
             case .rangeNotSatisfiable(let size):
@@ -116,7 +119,7 @@ public struct Problem: Equatable, Sendable {
             ("status", .number(Int64(status))), ("detail", .string(detail)),
         ])
         return HTTPResponse(status: status,
-                            headers: [("Content-Type", "application/problem+json")] + headers,
+                            headers: [("Content-Type", "application/problem+json"), ("Cache-Control", "no-store")] + headers,
                             body: .bytes(body.utf8()))
     }
 }

@@ -11,6 +11,7 @@ struct Blobd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blobd",
         abstract: "A single-node HTTP blob service.",
+        version: blobdVersion,
         subcommands: [Serve.self, Fsck.self],
         defaultSubcommand: Serve.self)
 }

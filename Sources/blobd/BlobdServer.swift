@@ -52,7 +52,7 @@ enum BlobdServer {
                 configuration: HTTPServerConfiguration(
                     host: configuration.host, port: configuration.port, threads: configuration.threads,
                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections),
-                handler: BlobService(store: store, access: access, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger))
+                handler: BlobService(store: store, access: access, metrics: Metrics(version: blobdVersion), uploadLifetime: Int64(configuration.uploadExpiry), logger: logger))
         } catch {
             fail("blobd: \(error)")
         }
