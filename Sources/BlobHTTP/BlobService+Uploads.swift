@@ -130,8 +130,13 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
         }
     }
 
+    /// The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
+    /// thread goes on serving its other connections meanwhile.
     func finish(_ responder: HTTPResponder) {
-        responder.send(response())
+        let handover = Handover(value: self)
+        service.committers.submit {
+            responder.send(handover.value.response())
+        }
     }
 
     /// Saves the bytes (or rolls them back) and describes the upload.

@@ -91,6 +91,7 @@ public struct Problem: Equatable, Sendable {
                 headers = [("Connection", "close")]
             case .unavailable(let detail):
                 self.init(503, "unavailable", "Service unavailable", detail)
+                headers = [("Retry-After", "1")]
             case .rangeNotSatisfiable(let size):
                 self.init(416, "range-not-satisfiable", "Range not satisfiable",
                           "No requested range overlaps the blob's \(size) bytes.")

@@ -13,6 +13,9 @@ public struct BlobStoreOptions: Sendable {
     public var minFreeBytes: UInt64
     /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
     public var crashPoint: CrashPoint?
+    /// For tests only: seconds every index commit of a new version waits first, so a test can
+    /// hold a commit while it probes the server (shutdown, worker threads).
+    public var commitDelay: Double = 0
 
     /// Steps of a commit where a crash test can stop the process.
     public enum CrashPoint: String, Sendable, CaseIterable {
@@ -26,10 +29,11 @@ public struct BlobStoreOptions: Sendable {
     }
 
     /// Creates options.
-    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0, crashPoint: CrashPoint? = nil) {
+    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0, crashPoint: CrashPoint? = nil, commitDelay: Double = 0) {
         self.maxBlobSize = maxBlobSize
         self.minFreeBytes = minFreeBytes
         self.crashPoint = crashPoint
+        self.commitDelay = commitDelay
     }
 }
 
@@ -225,6 +229,7 @@ public final class BlobStore: Sendable {
                         if condition: @escaping (BlobRecord?) -> Bool,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         crash(at: .afterLink)
+        if options.commitDelay > 0 { usleep(UInt32(min(options.commitDelay, 60) * 1_000_000)) }
         // The index fsyncs the file's folder before the transaction (see `init`).
         index.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
             switch result {

@@ -5,6 +5,10 @@ import Synchronization
 /// thread. If the response is not there when `finish(_:)` returns, the connection is suspended
 /// (its worker thread goes on serving others) and resumed when `send(_:)` is called.
 ///
+/// While the server shuts down, a suspended connection is resumed with the handler's
+/// `shutdownResponse()` (libmicrohttpd must not be stopped with a connection suspended), and
+/// none is suspended any more; a response sent after that is dropped.
+///
 /// `@unchecked Sendable` is sound: the connection pointer stays valid until the request
 /// completes, which cannot happen while it is suspended, and `state` orders suspend and resume.
 public final class HTTPResponder: @unchecked Sendable {
@@ -16,10 +20,12 @@ public final class HTTPResponder: @unchecked Sendable {
     }
 
     private let connection: OpaquePointer
+    private let server: ServerContext
     private let state = Mutex(State.waiting)
 
-    init(connection: OpaquePointer) {
+    init(connection: OpaquePointer, server: ServerContext) {
         self.connection = connection
+        self.server = server
     }
 
     /// Sends `response`. Call exactly once.
@@ -37,7 +43,10 @@ public final class HTTPResponder: @unchecked Sendable {
                 return false
             }
         }
-        if resume { MHD_resume_connection(connection) }
+        if resume {
+            server.resumed(self)
+            MHD_resume_connection(connection)
+        }
     }
 
     /// On the worker thread after `finish`: the response if it is ready, else the connection
@@ -49,6 +58,11 @@ public final class HTTPResponder: @unchecked Sendable {
                 state = .sent
                 return response
             case .waiting:
+                guard server.suspending(self) else {
+                    // Shutting down: answer now rather than suspend.
+                    state = .sent
+                    return server.handler.shutdownResponse()
+                }
                 // Under the lock, so a concurrent `send` resumes only after this suspend.
                 MHD_suspend_connection(connection)
                 state = .suspended

@@ -93,9 +93,15 @@ public protocol HTTPHandler: Sendable {
     func handle(_ head: HTTPRequestHead) -> HTTPRequestAction
     /// Called once per request when libmicrohttpd is done with it.
     func requestCompleted(_ summary: HTTPRequestSummary)
+    /// The answer for a request still waiting for its response when the server shuts down.
+    func shutdownResponse() -> HTTPResponse
 }
 
 extension HTTPHandler {
     /// Default: nothing to report.
     public func requestCompleted(_ summary: HTTPRequestSummary) {}
+    /// Default: a bare 503.
+    public func shutdownResponse() -> HTTPResponse {
+        HTTPResponse(status: 503, headers: [("Connection", "close")])
+    }
 }

@@ -97,12 +97,19 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting, waits up to `grace` seconds for requests in flight, then closes every
-    /// connection and joins the worker threads.
+    /// Stops accepting, waits up to `grace` seconds for requests in flight, answers those still
+    /// waiting for a response with the handler's `shutdownResponse()` (and waits up to 2 s more
+    /// for those answers to go out), then closes every connection and joins the worker threads.
+    /// No connection is left suspended when libmicrohttpd stops (its API forbids it).
     public func shutdown(grace: Double) {
         quiesce()
         let deadline = monotonicSeconds() + grace
         while requestsInFlight > 0 && monotonicSeconds() < deadline {
+            usleep(10_000)
+        }
+        answerWaitingRequests()
+        let answered = monotonicSeconds() + 2
+        while requestsInFlight > 0 && monotonicSeconds() < answered {
             usleep(10_000)
         }
         stop()
@@ -115,10 +122,20 @@ public final class HTTPServer: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
+        answerWaitingRequests()
         MHD_stop_daemon(daemon)
         context.release()
         listenSocket.withLock { socket in
             if socket >= 0 { _ = closeDescriptor(socket) }
+        }
+    }
+
+    /// Resumes every suspended connection with the handler's `shutdownResponse()`, and keeps any
+    /// from being suspended from now on.
+    private func answerWaitingRequests() {
+        let server = context.takeUnretainedValue()
+        for responder in server.close() {
+            responder.send(server.handler.shutdownResponse())
         }
     }
 

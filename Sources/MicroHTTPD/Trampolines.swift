@@ -9,9 +9,39 @@ import Glibc
 final class ServerContext: Sendable {
     let handler: any HTTPHandler
     let inFlight = Atomic<Int>(0)
+    /// Connections suspended waiting for their response, and whether the server is closing.
+    let suspensions = Mutex(Suspensions())
+
+    struct Suspensions {
+        var waiting: [ObjectIdentifier: HTTPResponder] = [:]
+        /// Set once by `HTTPServer.shutdown`: from then on no connection is suspended.
+        var closing = false
+    }
 
     init(handler: any HTTPHandler) {
         self.handler = handler
+    }
+
+    /// Registers a connection about to be suspended; false once the server is closing.
+    func suspending(_ responder: HTTPResponder) -> Bool {
+        suspensions.withLock { state in
+            guard !state.closing else { return false }
+            state.waiting[ObjectIdentifier(responder)] = responder
+            return true
+        }
+    }
+
+    /// The connection of `responder` is resumed.
+    func resumed(_ responder: HTTPResponder) {
+        _ = suspensions.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(responder)) }
+    }
+
+    /// Stops suspending connections and returns those suspended now.
+    func close() -> [HTTPResponder] {
+        suspensions.withLock { state in
+            state.closing = true
+            return Array(state.waiting.values)
+        }
     }
 }
 
@@ -99,7 +129,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     }
     guard !state.bodyFinished, let consumer = state.consumer else { return .YES }
     state.bodyFinished = true
-    let responder = HTTPResponder(connection: connection)
+    let responder = HTTPResponder(connection: connection, server: server)
     consumer.finish(responder)
     guard let response = responder.takeOrSuspend() else {
         state.responder = responder

@@ -30,6 +30,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Refuse writes that would leave less free space than this, in bytes (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
+    @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
 
@@ -69,6 +70,12 @@ struct Serve: ParsableCommand {
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try Configuration.parseNumber(v, "min-free-bytes") }
         if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try Configuration.parseNumber(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        if let v = value(shutdownGrace, "shutdown-grace") {
+            guard let seconds = Double(v), seconds >= 0, seconds <= 3600 else {
+                throw Configuration.Invalid(description: "--shutdown-grace must be a number of seconds from 0 to 3600, got '\(v)'")
+            }
+            c.shutdownGrace = seconds
+        }
         if let v = value(logLevel, "log-level") {
             guard Logger.Level(rawValue: v) != nil else {
                 throw Configuration.Invalid(description: "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(v)'")

@@ -8,9 +8,6 @@ import MicroHTTPD
 
 /// Starting, running and stopping the server process.
 enum BlobdServer {
-    /// How long in-flight requests may run after SIGTERM/SIGINT before connections are cut.
-    static let shutdownGrace = 10.0
-
     /// Opens the store, serves until SIGTERM or SIGINT, drains and exits 0.
     static func run(_ configuration: Configuration) throws -> Never {
         blockSignals()
@@ -22,7 +19,8 @@ enum BlobdServer {
                 options: BlobStoreOptions(
                     maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
                     // Crash tests only: never set in production.
-                    crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init)),
+                    crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
+                    commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0),
                 logger: logger)
         } catch StoreError.dataDirectoryLocked(let path) {
             fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first")
@@ -79,7 +77,7 @@ enum BlobdServer {
                 }
             case let number:
                 logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
-                server.shutdown(grace: shutdownGrace)
+                server.shutdown(grace: configuration.shutdownGrace)
                 withExtendedLifetime((store, sweeper)) {}
                 exit(0)
             }

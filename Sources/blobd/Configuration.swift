@@ -13,6 +13,8 @@ struct Configuration: Sendable {
     var minFreeBytes: UInt64 = 0
     var connectionTimeout = 60
     var maxConnections = 1024
+    /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.
+    var shutdownGrace = 10.0
     var logLevel = "info"
     var logFormat = "text"
 
