@@ -39,7 +39,7 @@ public struct Problem: Equatable, Sendable {
                 self.init(400, "digest-mismatch", "Digest mismatch",
                           "The body's sha-256 is \(DigestField.format(sha256: actual)), "
                           + "not the announced \(DigestField.format(sha256: expected)); nothing was stored.")
-            case .insufficientStorage:
+            case .insufficientStorage, .index(.full):
                 self.init(507, "insufficient-storage", "Insufficient storage",
                           "The data directory does not have enough free space; nothing was stored.")
             case .uploadNotFound:
@@ -58,7 +58,17 @@ public struct Problem: Equatable, Sendable {
             case .checksumMismatch:
                 self.init(460, "checksum-mismatch", "Checksum mismatch",
                           "The request body does not match Upload-Checksum; it was discarded and the offset is unchanged.")
-            case .dataDirectoryLocked, .io, .index:
+            case .index(.busy):
+                self.init(503, "index-busy", "Service unavailable", "The index is busy; retry the request.")
+                headers = [("Retry-After", "1")]
+            case .index(.unavailable):
+                self.init(503, "index-unavailable", "Service unavailable", "The index cannot be reached right now; retry later.")
+                headers = [("Retry-After", "5")]
+            case .uploadStateInvalid:
+                self.init(500, "upload-state-invalid", "Upload state invalid",
+                          "The saved state of this resumable upload is invalid, so it cannot go on; "
+                          + "delete it and upload again.")
+            case .dataDirectoryLocked, .io, .index(.corrupt), .index(.failed):
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }
         case let error as HTTPError:

@@ -55,7 +55,7 @@ func waitFor<Value>(_ start: (@escaping (Result<Value, StoreError>) -> Void) -> 
 /// A result handed from the thread that completes to the one that waits. `@unchecked Sendable`:
 /// `result` is written before `done` is signalled and read only after.
 private final class Outcome<Value>: @unchecked Sendable {
-    var result: Result<Value, StoreError> = .failure(.index("not completed"))
+    var result: Result<Value, StoreError> = .failure(.index(.failed("not completed")))
     let done = DispatchSemaphore(value: 0)
 }
 

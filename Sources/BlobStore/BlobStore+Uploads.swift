@@ -54,7 +54,13 @@ extension BlobStore {
                     record.length = length
                 }
             }
-            guard let hasher = SHA256Hasher(state: record.hashState) else { throw .index("corrupt hash state of upload \(id)") }
+            let hasher: SHA256Hasher
+            do {
+                hasher = try SHA256Hasher(state: record.hashState, byteCount: record.offset)
+            } catch {
+                logger.error("Invalid saved state of a resumable upload", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+                throw .uploadStateInvalid(id: id, reason: error.description)
+            }
             let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY)
             // Bytes past the saved offset were never acknowledged (a crash mid-request): drop them.
             guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {

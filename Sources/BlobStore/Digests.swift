@@ -10,15 +10,68 @@ public struct SHA256Hasher: Sendable {
         SHA256_Init(&context)
     }
 
-    /// Restores a state saved from `state`; nil if it is not one.
-    public init?(state: [UInt8]) {
-        guard state.count == MemoryLayout<SHA256_CTX>.size else { return nil }
-        withUnsafeMutableBytes(of: &context) { $0.copyBytes(from: state) }
+    /// Restores a state saved from `state` after exactly `byteCount` bytes. Throws (touching
+    /// nothing) unless `state` is a well-formed saved state of that many bytes; see `state` for
+    /// the format. Also reads the raw `SHA256_CTX` that releases before 1.1 saved.
+    public init(state: [UInt8], byteCount: UInt64) throws(HashStateError) {
+        let saved = try Self.legacyState(state) ?? state
+        guard saved.count >= Self.stateHeaderSize, saved[0] == Self.stateFormat else { throw .unknownFormat }
+        let count = saved[33..<41].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard count == byteCount else { throw .byteCountMismatch(saved: count, expected: byteCount) }
+        let pending = Int(count % 64)
+        guard saved.count == Self.stateHeaderSize + pending, count < 1 << 61 else { throw .wrongLength }
+        var words = [UInt32](repeating: 0, count: 8)
+        for i in 0..<8 {
+            words[i] = saved[(1 + 4 * i)..<(5 + 4 * i)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        SHA256_Init(&context)
+        withUnsafeMutableBytes(of: &context.h) { $0.copyMemory(from: UnsafeRawBufferPointer(start: words, count: 32)) }
+        context.Nl = UInt32(truncatingIfNeeded: count << 3)
+        context.Nh = UInt32(truncatingIfNeeded: count >> 29)
+        withUnsafeMutableBytes(of: &context.data) { data in
+            data.copyBytes(from: saved[Self.stateHeaderSize...])
+        }
+        context.num = UInt32(pending)
     }
 
-    /// The state, to restore later with `init(state:)`.
+    /// The state, to restore later with `init(state:byteCount:)`, in a form that does not
+    /// depend on the OpenSSL build (nodes of one cluster may differ):
+    /// - byte 0: the format, 1;
+    /// - bytes 1–32: the eight 32-bit chaining words H0…H7, big-endian;
+    /// - bytes 33–40: the number of bytes hashed so far, big-endian;
+    /// - then the bytes of the last, incomplete 64-byte block (count mod 64 of them).
     public var state: [UInt8] {
-        withUnsafeBytes(of: context) { Array($0) }
+        let count = UInt64(context.Nh) << 29 | UInt64(context.Nl) >> 3
+        var out: [UInt8] = [Self.stateFormat]
+        out.reserveCapacity(Self.stateHeaderSize + 64)
+        withUnsafeBytes(of: context.h) { raw in
+            for word in raw.bindMemory(to: UInt32.self) { out += withUnsafeBytes(of: word.bigEndian) { Array($0) } }
+        }
+        out += withUnsafeBytes(of: count.bigEndian) { Array($0) }
+        withUnsafeBytes(of: context.data) { out += $0.prefix(Int(count % 64)) }
+        return out
+    }
+
+    /// The format byte of `state`, and the size of its fixed part.
+    static let stateFormat: UInt8 = 1
+    static let stateHeaderSize = 41
+
+    /// The portable form of a raw x86-64 `SHA256_CTX` (112 bytes: h[8], Nl, Nh, data[16], num,
+    /// md_len, as little-endian 32-bit words) saved by releases before 1.1; nil if `state` is not
+    /// that size. Throws if its fields are inconsistent.
+    static func legacyState(_ state: [UInt8]) throws(HashStateError) -> [UInt8]? {
+        guard state.count == 112 else { return nil }
+        func word(_ index: Int) -> UInt32 {
+            state[(4 * index)..<(4 * index + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        let count = UInt64(word(9)) << 29 | UInt64(word(8)) >> 3
+        let pending = Int(word(26))
+        guard word(8) & 7 == 0, pending < 64, pending == Int(count % 64), word(27) == 32 else { throw .unknownFormat }
+        var out: [UInt8] = [stateFormat]
+        for i in 0..<8 { out += withUnsafeBytes(of: word(i).bigEndian) { Array($0) } }
+        out += withUnsafeBytes(of: count.bigEndian) { Array($0) }
+        out += state[40..<(40 + pending)]
+        return out
     }
 
     /// Adds bytes.
@@ -39,6 +92,24 @@ public struct SHA256Hasher: Sendable {
         var hasher = SHA256Hasher()
         bytes.withUnsafeBytes { hasher.update($0) }
         return hasher.finalize()
+    }
+}
+
+/// Why a saved SHA-256 state cannot be restored.
+public enum HashStateError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Not a state this release writes or reads.
+    case unknownFormat
+    /// The pending bytes do not match the byte count.
+    case wrongLength
+    /// The state is of a different number of bytes than the upload's offset.
+    case byteCountMismatch(saved: UInt64, expected: UInt64)
+
+    public var description: String {
+        switch self {
+        case .unknownFormat: "not a saved SHA-256 state of a known format"
+        case .wrongLength: "the saved SHA-256 state has the wrong length for its byte count"
+        case .byteCountMismatch(let saved, let expected): "the SHA-256 state covers \(saved) bytes, the upload \(expected)"
+        }
     }
 }
 

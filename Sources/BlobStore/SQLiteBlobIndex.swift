@@ -33,7 +33,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         let completingUpload: String?
         /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its use.
         var condition: ((BlobRecord?) -> Bool)?
-        var result: Result<IndexCommit, StoreError> = .failure(.index("not committed"))
+        var result: Result<IndexCommit, StoreError> = .failure(.index(.failed("not committed")))
         let completion: (Result<IndexCommit, StoreError>) -> Void
 
         init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool,
@@ -95,7 +95,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                     """)
             }
         } catch {
-            throw .index("\(error)")
+            throw Self.storeError(error)
         }
     }
 
@@ -160,7 +160,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 }
             }
         } catch {
-            let failure = (error as? StoreError) ?? .index("\(error)")
+            let failure = Self.storeError(error)
             for request in batch { request.result = .failure(failure) }
         }
         for request in batch { request.condition = nil }
@@ -357,10 +357,22 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     private func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
         do {
             return try body()
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .index("\(error)")
+            throw Self.storeError(error)
+        }
+    }
+
+    /// A store error as it is, and an SQLite error by its kind.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        guard let error = error as? DatabaseError else { return .index(.failed("\(error)")) }
+        let detail = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_FULL: return .index(.full)
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .index(.busy)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return .index(.corrupt(detail))
+        case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_PERM: return .index(.unavailable(detail))
+        default: return .index(.failed(detail))
         }
     }
 }

@@ -28,8 +28,25 @@ public enum StoreError: Error, Equatable, Sendable {
     case dataDirectoryLocked(path: String)
     /// A system call failed; `operation` names it, `errno` says why.
     case io(operation: String, errno: Int32)
-    /// The index could not be read or written.
-    case index(String)
+    /// The index could not be read or written; the failure keeps its kind.
+    case index(IndexFailure)
+    /// A resumable upload's saved state (offset and hash state) is invalid; it cannot go on.
+    case uploadStateInvalid(id: String, reason: String)
+}
+
+/// Why the index failed, by kind: each kind calls for a different answer (507, retry, alarm).
+public enum IndexFailure: Error, Equatable, Sendable {
+    /// The disk holding the index is full (SQLITE_FULL).
+    case full
+    /// The index is locked by another writer past the busy timeout (SQLITE_BUSY, SQLITE_LOCKED).
+    case busy
+    /// The index cannot be opened, read or written right now (SQLITE_CANTOPEN, SQLITE_IOERR,
+    /// SQLITE_READONLY, SQLITE_PERM); the detail says what failed.
+    case unavailable(String)
+    /// The index file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB).
+    case corrupt(String)
+    /// Any other failure; the detail says what.
+    case failed(String)
 }
 
 extension StoreError: CustomStringConvertible {
@@ -49,7 +66,12 @@ extension StoreError: CustomStringConvertible {
         case .checksumMismatch: "the chunk does not match its checksum"
         case .dataDirectoryLocked(let path): "data directory \(path) is in use by another blobd"
         case .io(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
-        case .index(let message): "index error: \(message)"
+        case .index(.full): "index error: the disk is full"
+        case .index(.busy): "index error: the index is busy"
+        case .index(.unavailable(let detail)): "index unavailable: \(detail)"
+        case .index(.corrupt(let detail)): "index corrupt: \(detail)"
+        case .index(.failed(let detail)): "index error: \(detail)"
+        case .uploadStateInvalid(let id, let reason): "the saved state of upload \(id) is invalid: \(reason)"
         }
     }
 }

@@ -10,13 +10,78 @@ import Testing
         #expect(hex(sha1.finalize()) == "a9993e364706816aba3e25717850c26c9cd0d89d")
     }
 
-    @Test func stateSurvivesSavingAndRestoring() throws {
+    @Test(arguments: [0, 1, 55, 56, 63, 64, 65, 127, 128, 33_333, 100_003])
+    func stateSurvivesSavingAndRestoring(split: Int) throws {
         let bytes = (0..<100_003).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let cut = min(split, bytes.count)
         var first = SHA256Hasher()
-        bytes[..<33_333].withUnsafeBytes { first.update($0) }
-        var resumed = try #require(SHA256Hasher(state: first.state))
-        bytes[33_333...].withUnsafeBytes { resumed.update($0) }
+        bytes[..<cut].withUnsafeBytes { first.update($0) }
+        #expect(first.state.count == 41 + cut % 64)
+        var resumed = try SHA256Hasher(state: first.state, byteCount: UInt64(cut))
+        bytes[cut...].withUnsafeBytes { resumed.update($0) }
         #expect(resumed.finalize() == SHA256Hasher.hash(bytes))
-        #expect(SHA256Hasher(state: [1, 2, 3]) == nil)
+    }
+
+    /// The documented portable form: format 1, H0…H7 big-endian, the byte count, the pending bytes.
+    @Test func stateFormatIsTheDocumentedOne() throws {
+        var hasher = SHA256Hasher()
+        Array("abc".utf8).withUnsafeBytes { hasher.update($0) }
+        let initialWords: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+        var expected: [UInt8] = [1]
+        for word in initialWords { expected += [UInt8(word >> 24), UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF)] }
+        expected += [0, 0, 0, 0, 0, 0, 0, 3] + Array("abc".utf8)
+        #expect(hasher.state == expected)
+        // Written by hand from the format, it restores to the same hash.
+        var restored = try SHA256Hasher(state: expected, byteCount: 3)
+        Array("def".utf8).withUnsafeBytes { restored.update($0) }
+        #expect(restored.finalize() == SHA256Hasher.hash(Array("abcdef".utf8)))
+    }
+
+    /// A bad saved state is refused with a reason, whatever its bytes; it never reaches OpenSSL.
+    @Test func badStatesAreRefused() throws {
+        var hasher = SHA256Hasher()
+        Array(repeating: UInt8(7), count: 100).withUnsafeBytes { hasher.update($0) }
+        let good = hasher.state
+        #expect(throws: HashStateError.unknownFormat) { try SHA256Hasher(state: [], byteCount: 0) }
+        #expect(throws: HashStateError.unknownFormat) { try SHA256Hasher(state: [1, 2, 3], byteCount: 0) }
+        #expect(throws: HashStateError.unknownFormat) { try SHA256Hasher(state: [2] + good.dropFirst(), byteCount: 100) }
+        #expect(throws: HashStateError.byteCountMismatch(saved: 100, expected: 99)) { try SHA256Hasher(state: good, byteCount: 99) }
+        #expect(throws: HashStateError.wrongLength) { try SHA256Hasher(state: Array(good.dropLast()), byteCount: 100) }
+        #expect(throws: HashStateError.wrongLength) { try SHA256Hasher(state: good + [0], byteCount: 100) }
+        // A huge byte count with a tiny state: refused, no read past the array.
+        var huge = good
+        for i in 33..<41 { huge[i] = 0xFF }
+        #expect(throws: (any Error).self) { try SHA256Hasher(state: huge, byteCount: UInt64.max) }
+        // Random rows of every length up to 200 bytes: refused or valid, never a crash.
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...200 {
+            let random = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? SHA256Hasher(state: random, byteCount: UInt64(length))
+        }
+    }
+
+    /// Releases before 1.1 saved the raw x86-64 SHA256_CTX (h[8], Nl, Nh, data[16], num, md_len as
+    /// little-endian words); such rows still resume, and inconsistent ones are refused.
+    @Test func legacyRawContextStillResumes() throws {
+        let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 13) }
+        var hasher = SHA256Hasher()
+        bytes[..<70].withUnsafeBytes { hasher.update($0) }
+        let portable = hasher.state  // 41 + 6 bytes
+        func littleEndian(_ word: UInt32) -> [UInt8] { [UInt8(word & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word >> 16 & 0xFF), UInt8(word >> 24)] }
+        var legacy: [UInt8] = []
+        for i in 0..<8 {
+            let word = portable[(1 + 4 * i)..<(5 + 4 * i)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            legacy += littleEndian(word)
+        }
+        legacy += littleEndian(70 * 8) + littleEndian(0)
+        legacy += Array(portable[41...]) + Array(repeating: 0, count: 64 - 6)
+        legacy += littleEndian(6) + littleEndian(32)
+        #expect(legacy.count == 112)
+        var resumed = try SHA256Hasher(state: legacy, byteCount: 70)
+        bytes[70...].withUnsafeBytes { resumed.update($0) }
+        #expect(resumed.finalize() == SHA256Hasher.hash(bytes))
+        var inconsistent = legacy
+        inconsistent[104] = 9  // num no longer count % 64
+        #expect(throws: HashStateError.unknownFormat) { try SHA256Hasher(state: inconsistent, byteCount: 70) }
     }
 }

@@ -1,32 +1,51 @@
 import Foundation
 import Testing
 
-/// A small tmpfs the test mounts itself; nil (with the reason) where the machine cannot.
+/// A small tmpfs the test mounts itself (blobd's test runs as root, in CI too).
 final class SmallFileSystem {
     let path: String
     private let dir: TempDir
 
-    init?(megabytes: Int, reason: inout String) {
+    /// True where this process may mount a tmpfs (root with CAP_SYS_ADMIN).
+    static let canMount: Bool = {
+        guard getuid() == 0 else { return false }
+        do {
+            _ = try SmallFileSystem(megabytes: 1)
+            return true
+        } catch {
+            return false
+        }
+    }()
+
+    init(megabytes: Int) throws {
         dir = TempDir("blobd-tmpfs")
         path = dir.path + "/mnt"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        guard let result = try? run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path], timeout: 10),
-              result.status == 0 else {
-            reason = "cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN)"
-            return nil
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path], timeout: 10)
+        guard result.status == 0 else { throw TestFailure("cannot mount a tmpfs: \(result.stderr)") }
+    }
+
+    /// Fills the file system to its last page with a file `name`; returns its path.
+    func fill(_ name: String = "filler") -> String {
+        let file = path + "/" + name
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0xAB, count: 64 * 1024)
+        var size = chunk.count
+        while size > 0 {
+            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, size) }
+            if written < 0 { size /= 2 }
         }
+        return file
     }
 
     deinit { _ = try? run("/bin/umount", ["-l", path], timeout: 10) }
 }
 
-@Suite struct DiskFullTests {
+@Suite(.enabled(if: SmallFileSystem.canMount, "needs root to mount a tmpfs"))
+struct DiskFullTests {
     @Test func enospcGives507AndKeepsEverythingElse() throws {
-        var reason = ""
-        guard let small = SmallFileSystem(megabytes: 12, reason: &reason) else {
-            print("SKIPPED enospcGives507AndKeepsEverythingElse: \(reason)")
-            return
-        }
+        let small = try SmallFileSystem(megabytes: 12)
         let dir = TempDir()
         let blobd = try BlobdProcess(dataDir: small.path + "/data")
         let b = blobd.baseURL
@@ -43,7 +62,7 @@ final class SmallFileSystem {
         #expect(streamed.json["status"] as? Int == 507)
         // The partial file is gone, the old version intact, and reads and small writes still work.
         #expect(eventually { files(under: blobd.dataDir + "/blobs").count == 1 })
-        #expect(try curl([b + "/v1/blobs/k"]).body == old)
+        #expect(sha256Hex(try curl([b + "/v1/blobs/k"]).body) == sha256Hex(old))
         #expect(try curl(["-X", "PUT", "--data-binary", "small", b + "/v1/blobs/small"]).status == 201)
         // A resumable upload that fills the disk: 507, nothing corrupted, offset unchanged.
         let tus = Tus(blobd: blobd)
@@ -52,8 +71,31 @@ final class SmallFileSystem {
         let patch = try tus.patch(location, offset: 0, testBytes(15 * 1024 * 1024, seed: 4))
         #expect(patch.status == 507)
         #expect(try tus.head(location).header("Upload-Offset") == "0")
-        #expect(try curl([b + "/v1/blobs/k"]).body == old)
+        #expect(sha256Hex(try curl([b + "/v1/blobs/k"]).body) == sha256Hex(old))
         #expect(blobd.stop() == 0)
+    }
+
+    /// The blob file fits but the index's write does not (SQLITE_FULL): 507 like a full blob
+    /// file, the old version intact, and writes work again once space is freed.
+    @Test func fullDiskDuringTheIndexWriteGives507() throws {
+        let small = try SmallFileSystem(megabytes: 4)
+        let blobd = try BlobdProcess(dataDir: small.path + "/data")
+        let b = blobd.baseURL
+        #expect(try curl(["-X", "PUT", "--data-binary", "old version", b + "/v1/blobs/k"]).status == 201)
+        let filler = small.fill()
+        // An empty body needs no data block, only the index's WAL must grow.
+        let response = try curl(["-X", "PUT", "-H", "Content-Length: 0", "--data-binary", "", b + "/v1/blobs/k"])
+        #expect(response.status == 507, "\(response.text)")
+        #expect(response.header("Content-Type") == "application/problem+json")
+        #expect(response.json["type"] as? String == "https://blobd.dev/problems/insufficient-storage")
+        let deleted = try curl(["-X", "DELETE", b + "/v1/blobs/k"])
+        #expect(deleted.status == 507, "a delete that cannot be recorded is refused too")
+        #expect(try curl([b + "/v1/blobs/k"]).text == "old version")
+        unlink(filler)
+        #expect(try curl(["-X", "PUT", "--data-binary", "new version", b + "/v1/blobs/k"]).status == 200)
+        #expect(try curl([b + "/v1/blobs/k"]).text == "new version")
+        #expect(blobd.stop() == 0)
+        #expect(try run(blobdExecutable(), ["fsck", "--data-dir", small.path + "/data"]).status == 0)
     }
 }
 
