@@ -9,7 +9,11 @@ extension BlobService {
         let etag = EntityTag(version: record.version).headerValue
         switch Preconditions(head).evaluate(current: record, safe: true) {
         case .proceed: break
-        case .notModified: return HTTPResponse(status: 304, headers: [("ETag", etag)])
+        case .notModified:
+            // RFC 9110 §15.4.5: a 304 carries the Cache-Control a 200 would.
+            var headers = [("ETag", etag)]
+            if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+            return HTTPResponse(status: 304, headers: headers)
         case .failed: throw StoreError.preconditionFailed
         }
 
@@ -19,6 +23,8 @@ extension BlobService {
             ("Last-Modified", HTTPDate.format(record.modified)),
             ("Repr-Digest", DigestField.format(sha256: record.sha256)),
         ]
+        if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        if let disposition = record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
         switch rangePlan(head, record: record) {
         case .full:
             headers.append(("Content-Type", record.contentType))

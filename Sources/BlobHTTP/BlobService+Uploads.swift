@@ -47,13 +47,13 @@ extension BlobService {
         let rawMetadata = head["Upload-Metadata"] ?? ""
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try metadata["key"].map { try BlobKey(validating: $0) }
-        let contentType = (metadata["content-type"] ?? metadata["filetype"]).map { String(decoding: $0, as: UTF8.self) }
+        func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
+        let attributes = try Self.attributes(contentType: text("content-type") ?? text("filetype"),
+                                             cacheControl: text("cache-control"), contentDisposition: text("content-disposition"))
         if head.hasBody { try requireOffsetStream(head) }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let upload = try store.createUpload(
-            length: length, metadata: rawMetadata, key: key,
-            contentType: contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream",
-            lifetime: uploadLifetime)
+            length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime)
         // An empty upload is complete at once; otherwise only a body needs an append.
         guard head.hasBody || length == 0 else {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", Self.location(ofUpload: upload.id))]))

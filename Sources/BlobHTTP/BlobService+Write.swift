@@ -11,12 +11,12 @@ extension BlobService {
            preconditions.evaluate(current: try store.record(for: key), safe: false) == .failed {
             throw StoreError.preconditionFailed
         }
+        let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
+                                             contentDisposition: head["Content-Disposition"])
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
-        let contentType = head["Content-Type"].map { String($0.trimmingOWS()) } ?? ""
         return .receive(UploadConsumer(
-            service: self, stream: stream, key: key,
-            contentType: contentType.isEmpty ? "application/octet-stream" : contentType,
+            service: self, stream: stream, key: key, attributes: attributes,
             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
     }
 
@@ -25,6 +25,23 @@ extension BlobService {
         let preconditions = Preconditions(head)
         try store.delete(key, if: { preconditions.evaluate(current: $0, safe: false) == .proceed })
         return HTTPResponse(status: 204, headers: [Self.noStore])
+    }
+
+    /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
+    /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400; an
+    /// absent or empty media type is `application/octet-stream`.
+    static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?) throws(HTTPError) -> BlobAttributes {
+        func value(_ text: String?, _ name: String) throws(HTTPError) -> String? {
+            guard let text else { return nil }
+            let trimmed = text.trimmingOWS()
+            guard trimmed.utf8.count <= 1024, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
+                throw .badRequest("\(name) must be at most 1024 bytes of visible ASCII, spaces and tabs.")
+            }
+            return trimmed.isEmpty ? nil : String(trimmed)
+        }
+        return BlobAttributes(contentType: try value(contentType, "Content-Type") ?? "application/octet-stream",
+                              cacheControl: try value(cacheControl, "Cache-Control"),
+                              contentDisposition: try value(contentDisposition, "Content-Disposition"))
     }
 
     /// The sha-256 of `Content-Digest` (or `Repr-Digest`, the same for an uncoded full PUT).
@@ -48,17 +65,17 @@ final class UploadConsumer: HTTPBodyConsumer {
     private let service: BlobService
     private let stream: BlobWriteStream
     private let key: BlobKey?
-    private let contentType: String
+    private let attributes: BlobAttributes
     private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
     private let inFlight: InFlightUpload
 
-    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, contentType: String,
+    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, attributes: BlobAttributes,
          condition: @escaping (BlobRecord?) -> Bool) {
         self.service = service
         self.stream = stream
         self.key = key
-        self.contentType = contentType
+        self.attributes = attributes
         self.condition = condition
         self.inFlight = InFlightUpload(service.metrics)
     }
@@ -86,7 +103,7 @@ final class UploadConsumer: HTTPBodyConsumer {
             inFlight.end()
             return respond(service.failure(failure))
         }
-        stream.commit(as: key, contentType: contentType, if: condition) { [self] result in
+        stream.commit(as: key, attributes: attributes, if: condition) { [self] result in
             inFlight.end()
             switch result {
             case .success(let stored):

@@ -250,14 +250,17 @@ public final class BlobService: HTTPHandler {
 
     /// The JSON description of a blob, as PUT, POST and the listing return it.
     static func json(_ record: BlobRecord) -> JSON {
-        .object([
+        var members: [(String, JSON)] = [
             ("key", .string(record.key.rawValue)),
             ("size", .number(Int64(record.size))),
             ("sha256", .string(record.sha256Hex)),
             ("etag", .string(EntityTag(version: record.version).headerValue)),
             ("content_type", .string(record.contentType)),
             ("modified", .string(HTTPDate.formatRFC3339(record.modified))),
-        ])
+        ]
+        if let cacheControl = record.cacheControl { members.append(("cache_control", .string(cacheControl))) }
+        if let disposition = record.contentDisposition { members.append(("content_disposition", .string(disposition))) }
+        return .object(members)
     }
 
     /// Marks an answer that describes the moment (a listing, a write's outcome, health): no cache

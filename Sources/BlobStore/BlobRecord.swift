@@ -12,15 +12,33 @@ public struct BlobRecord: Sendable, Equatable {
     public var contentType: String
     /// Commit time, seconds since the Unix epoch.
     public var modified: Int64
+    /// `Cache-Control` given at upload, sent with every GET and HEAD; nil when none was.
+    public var cacheControl: String?
+    /// `Content-Disposition` given at upload, sent with every GET and HEAD; nil when none was.
+    public var contentDisposition: String?
 
     /// Creates a record.
-    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64) {
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64,
+                cacheControl: String? = nil, contentDisposition: String? = nil) {
         self.key = key
         self.version = version
         self.size = size
         self.sha256 = sha256
         self.contentType = contentType
         self.modified = modified
+        self.cacheControl = cacheControl
+        self.contentDisposition = contentDisposition
+    }
+
+    /// Creates a record with the attributes an upload gave.
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64) {
+        self.init(key: key, version: version, size: size, sha256: sha256, contentType: attributes.contentType,
+                  modified: modified, cacheControl: attributes.cacheControl, contentDisposition: attributes.contentDisposition)
+    }
+
+    /// The attributes the upload gave.
+    public var attributes: BlobAttributes {
+        BlobAttributes(contentType: contentType, cacheControl: cacheControl, contentDisposition: contentDisposition)
     }
 
     /// The SHA-256 as lowercase hex.
@@ -39,6 +57,23 @@ public struct BlobRecord: Sendable, Equatable {
 
     /// The 256 folder names under `blobs/`.
     static let folders: [String] = (0..<256).map { hex([UInt8($0)]) }
+}
+
+/// What an upload says about its blob: stored with each version, returned on GET and HEAD.
+public struct BlobAttributes: Sendable, Equatable {
+    /// The media type (`application/octet-stream` when the upload gave none).
+    public var contentType: String
+    /// `Cache-Control` for the blob's responses.
+    public var cacheControl: String?
+    /// `Content-Disposition` for the blob's responses.
+    public var contentDisposition: String?
+
+    /// Creates attributes.
+    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentDisposition: String? = nil) {
+        self.contentType = contentType
+        self.cacheControl = cacheControl
+        self.contentDisposition = contentDisposition
+    }
 }
 
 /// Lowercase hex of `bytes`.

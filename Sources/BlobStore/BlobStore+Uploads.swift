@@ -7,7 +7,7 @@ import Glibc
 /// last byte exactly as a PUT commits.
 extension BlobStore {
     /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle.
-    public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, contentType: String,
+    public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, attributes: BlobAttributes,
                              lifetime: Int64) throws(StoreError) -> UploadRecord {
         if let limit = options.maxBlobSize, let length, length > limit { throw .tooLarge(limit: limit) }
         try checkFreeSpace(needed: length ?? 0)
@@ -16,7 +16,7 @@ extension BlobStore {
         close(descriptor)
         try FileSystem.syncDirectory(directory + "/uploads")
         let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
-                                  key: key, contentType: contentType, expires: Int64(time(nil)) + lifetime)
+                                  key: key, attributes: attributes, expires: Int64(time(nil)) + lifetime)
         do {
             try uploadIndex.insert(record)
         } catch {

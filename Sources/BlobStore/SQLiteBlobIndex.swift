@@ -68,35 +68,51 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
             }
-            try pool.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS blobs (
-                        key BLOB PRIMARY KEY,
-                        version TEXT NOT NULL,
-                        size INTEGER NOT NULL,
-                        sha256 BLOB NOT NULL,
-                        content_type TEXT NOT NULL,
-                        modified INTEGER NOT NULL
-                    ) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS uploads (
-                        id TEXT PRIMARY KEY,
-                        length INTEGER,
-                        offset INTEGER NOT NULL,
-                        hash_state BLOB NOT NULL,
-                        metadata TEXT NOT NULL,
-                        key BLOB,
-                        content_type TEXT NOT NULL,
-                        expires INTEGER NOT NULL,
-                        completed_key BLOB
-                    ) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS uploads_by_expiry ON uploads (expires);
-                    CREATE INDEX IF NOT EXISTS blobs_by_version ON blobs (version);
-                    CREATE TABLE IF NOT EXISTS garbage (version TEXT PRIMARY KEY) WITHOUT ROWID;
-                    """)
-            }
+            try Self.migrator.migrate(pool)
         } catch {
             throw Self.storeError(error)
         }
+    }
+
+    /// The schema, version by version. A database made before migrations were recorded has the
+    /// tables of "1-tables" already, which that step then leaves as they are.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("1-tables") { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS blobs (
+                    key BLOB PRIMARY KEY,
+                    version TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    sha256 BLOB NOT NULL,
+                    content_type TEXT NOT NULL,
+                    modified INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS uploads (
+                    id TEXT PRIMARY KEY,
+                    length INTEGER,
+                    offset INTEGER NOT NULL,
+                    hash_state BLOB NOT NULL,
+                    metadata TEXT NOT NULL,
+                    key BLOB,
+                    content_type TEXT NOT NULL,
+                    expires INTEGER NOT NULL,
+                    completed_key BLOB
+                ) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS uploads_by_expiry ON uploads (expires);
+                CREATE INDEX IF NOT EXISTS blobs_by_version ON blobs (version);
+                CREATE TABLE IF NOT EXISTS garbage (version TEXT PRIMARY KEY) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("2-blob-headers") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN cache_control TEXT;
+                ALTER TABLE blobs ADD COLUMN content_disposition TEXT;
+                ALTER TABLE uploads ADD COLUMN cache_control TEXT;
+                ALTER TABLE uploads ADD COLUMN content_disposition TEXT;
+                """)
+        }
+        return migrator
     }
 
     /// `PRAGMA synchronous` of the connection that writes (2 is FULL).
@@ -172,13 +188,15 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         guard request.condition?(current) ?? false else { return .failure(.preconditionFailed) }
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
-            INSERT INTO blobs (key, version, size, sha256, content_type, modified)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
-                sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified
+                sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
+                cache_control = excluded.cache_control, content_disposition = excluded.content_disposition
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
+                record.cacheControl, record.contentDisposition,
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -272,8 +290,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
     public func insert(_ upload: UploadRecord) throws(StoreError) {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key,
+                                     cache_control, content_disposition)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: Self.arguments(upload))
         }
     }
@@ -290,7 +309,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         try write { db in
             try db.execute(sql: """
                 UPDATE uploads SET length = ?2, offset = ?3, hash_state = ?4, metadata = ?5, key = ?6,
-                    content_type = ?7, expires = ?8, completed_key = ?9 WHERE id = ?1
+                    content_type = ?7, expires = ?8, completed_key = ?9, cache_control = ?10,
+                    content_disposition = ?11 WHERE id = ?1
                 """, arguments: Self.arguments(upload))
         }
     }
@@ -305,7 +325,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
 
     private static func arguments(_ upload: UploadRecord) -> StatementArguments {
         [upload.id, upload.length.map { Int64($0) }, Int64(upload.offset), Data(upload.hashState), upload.metadata,
-         upload.key.map { Data($0.bytes) }, upload.contentType, upload.expires, upload.completedKey.map { Data($0.bytes) }]
+         upload.key.map { Data($0.bytes) }, upload.attributes.contentType, upload.expires, upload.completedKey.map { Data($0.bytes) },
+         upload.attributes.cacheControl, upload.attributes.contentDisposition]
     }
 
     private static func upload(from row: Row) -> UploadRecord? {
@@ -317,7 +338,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         return UploadRecord(
             id: row["id"], length: length.map { UInt64(max(0, $0)) }, offset: UInt64(max(0, offset)),
             hashState: Array(hashState), metadata: row["metadata"], key: key.flatMap { try? BlobKey(validating: $0) },
-            contentType: row["content_type"], expires: row["expires"],
+            attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
+                                       contentDisposition: row["content_disposition"]),
+            expires: row["expires"],
             completedKey: completed.flatMap { try? BlobKey(validating: $0) })
     }
 
@@ -346,7 +369,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         let size: Int64 = row["size"]
         let sha256: Data = row["sha256"]
         return BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),
-                          sha256: Array(sha256), contentType: row["content_type"], modified: row["modified"])
+                          sha256: Array(sha256), contentType: row["content_type"], modified: row["modified"],
+                          cacheControl: row["cache_control"], contentDisposition: row["content_disposition"])
     }
 
     /// A write transaction, durable when this returns.

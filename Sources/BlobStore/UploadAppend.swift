@@ -112,7 +112,7 @@ public final class UploadAppend {
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
         let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
-                              contentType: record.contentType, modified: Int64(time(nil)))
+                              attributes: record.attributes, modified: Int64(time(nil)))
         _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: { _ in true })
         record.completedKey = key
     }

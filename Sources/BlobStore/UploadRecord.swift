@@ -12,8 +12,8 @@ public struct UploadRecord: Sendable, Equatable {
     public var metadata: String
     /// The key to store the blob at; nil for content-addressed.
     public var key: BlobKey?
-    /// The blob's media type.
-    public var contentType: String
+    /// What the finished blob is stored with (media type, Cache-Control, Content-Disposition).
+    public var attributes: BlobAttributes
     /// When the upload expires if nothing more arrives, seconds since the epoch.
     public var expires: Int64
     /// The key the finished blob was stored at; nil while unfinished.
@@ -21,14 +21,14 @@ public struct UploadRecord: Sendable, Equatable {
 
     /// Creates a record.
     public init(id: String, length: UInt64?, offset: UInt64, hashState: [UInt8], metadata: String, key: BlobKey?,
-                contentType: String, expires: Int64, completedKey: BlobKey? = nil) {
+                attributes: BlobAttributes, expires: Int64, completedKey: BlobKey? = nil) {
         self.id = id
         self.length = length
         self.offset = offset
         self.hashState = hashState
         self.metadata = metadata
         self.key = key
-        self.contentType = contentType
+        self.attributes = attributes
         self.expires = expires
         self.completedKey = completedKey
     }

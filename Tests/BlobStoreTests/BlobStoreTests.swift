@@ -16,7 +16,7 @@ extension BlobStore {
              if condition: (BlobRecord?) -> Bool = { _ in true }) throws -> StoredBlob {
         let stream = try beginWrite(expectedSize: UInt64(bytes.count))
         try bytes.withUnsafeBytes { try stream.write($0) }
-        return try stream.commit(as: BlobKey(key), contentType: contentType, if: condition)
+        return try stream.commit(as: BlobKey(key), attributes: BlobAttributes(contentType: contentType), if: condition)
     }
 
     func contents(of key: String) throws -> [UInt8] {
@@ -111,7 +111,7 @@ func filesIn(_ path: String) -> [String] {
             try big[offset..<offset + n].withUnsafeBytes { try stream.write($0) }
             offset += n
         }
-        _ = try stream.commit(as: BlobKey("big"), contentType: "application/octet-stream")
+        _ = try stream.commit(as: BlobKey("big"), attributes: BlobAttributes(contentType: "application/octet-stream"))
         #expect(try store.contents(of: "big") == big)
     }
 
@@ -170,7 +170,7 @@ func filesIn(_ path: String) -> [String] {
         let stream = try store.beginWrite(expectedSHA256: [UInt8](repeating: 0, count: 32))
         try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try stream.write($0) }
         #expect {
-            try stream.commit(as: BlobKey("k"), contentType: "x")
+            try stream.commit(as: BlobKey("k"), attributes: BlobAttributes(contentType: "x"))
         } throws: { error in
             if case StoreError.digestMismatch = error { return true }
             return false
@@ -195,7 +195,7 @@ func filesIn(_ path: String) -> [String] {
         func post(_ bytes: [UInt8]) throws -> StoredBlob {
             let stream = try store.beginWrite()
             try bytes.withUnsafeBytes { try stream.write($0) }
-            return try stream.commit(as: nil, contentType: "x")
+            return try stream.commit(as: nil, attributes: BlobAttributes(contentType: "x"))
         }
         let first = try post(Array("hello\n".utf8))
         #expect(first.created)
