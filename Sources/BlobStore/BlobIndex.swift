@@ -36,6 +36,9 @@ public protocol BlobIndex: Sendable {
     func containsVersion(_ version: String) throws(StoreError) -> Bool
     /// Every version the index names, for fsck.
     func allVersions() throws(StoreError) -> Set<String>
+    /// The versions the index names whose files are in `blobs/FOLDER` (versions starting with
+    /// those two hex digits).
+    func versions(inFolder folder: String) throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
 }

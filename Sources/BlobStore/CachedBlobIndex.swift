@@ -61,5 +61,6 @@ final class CachedBlobIndex: BlobIndex {
     }
     func containsVersion(_ version: String) throws(StoreError) -> Bool { try base.containsVersion(version) }
     func allVersions() throws(StoreError) -> Set<String> { try base.allVersions() }
+    func versions(inFolder folder: String) throws(StoreError) -> Set<String> { try base.versions(inFolder: folder) }
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64) { try base.totals() }
 }

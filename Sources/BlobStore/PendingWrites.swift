@@ -75,6 +75,13 @@ final class PendingWrites: Sendable {
         }
     }
 
+    /// Makes the current log durable (at a clean stop).
+    func sync() {
+        logs.withLock { logs in
+            if logs.descriptor >= 0 { _ = fsync(logs.descriptor) }
+        }
+    }
+
     /// Forgets a write whose file is committed or removed.
     func forget(_ entry: Entry) {
         logs.withLock { logs in

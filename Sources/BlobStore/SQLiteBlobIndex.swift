@@ -276,6 +276,17 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
         try run { try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT version FROM blobs")) } }
     }
 
+    public func versions(inFolder folder: String) throws(StoreError) -> Set<String> {
+        // A range on blobs_by_version: the folder's versions, not a scan of the table.
+        let upper = String(decoding: Self.upperBound(of: Array(folder.utf8)) ?? [0xFF], as: UTF8.self)
+        return try run {
+            try pool.read { db in
+                Set(try String.fetchAll(db, sql: "SELECT version FROM blobs WHERE version >= ? AND version < ?",
+                                        arguments: [folder, upper]))
+            }
+        }
+    }
+
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
         try run {
             try pool.read { db in

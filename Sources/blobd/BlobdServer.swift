@@ -78,6 +78,7 @@ enum BlobdServer {
             case let number:
                 logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
                 server.shutdown(grace: configuration.shutdownGrace)
+                store.markStoppedCleanly()
                 withExtendedLifetime((store, sweeper)) {}
                 exit(0)
             }

@@ -21,6 +21,7 @@ struct Fsck: ParsableCommand {
         do {
             let store = try BlobStore(directory: directory)
             report = try store.check(repair: repair)
+            store.markStoppedCleanly()
         } catch StoreError.dataDirectoryLocked(let path) {
             printError("blobd fsck: the data directory \(path) is in use by a running blobd; stop it first")
             throw ExitCode(2)

@@ -156,12 +156,14 @@ func filesIn(_ path: String) -> [String] {
     @Test func abandonedUploadLeavesNoFile() throws {
         let dir = TempDirectory()
         let store = try BlobStore(directory: dir.path)
+        let old = try store.put(Array("old".utf8), as: "k")
         let stream = try store.beginWrite()
         try [UInt8](repeating: 7, count: 300_000).withUnsafeBytes { try stream.write($0) }
-        #expect(filesIn(dir.path + "/blobs").count == 1)
+        #expect(filesIn(dir.path + "/blobs").count == 2)
         stream.abandon()
-        #expect(filesIn(dir.path + "/blobs").isEmpty)
-        #expect(try store.record(for: BlobKey("k")) == nil)
+        #expect(filesIn(dir.path + "/blobs").count == 1, "only the old version's file")
+        #expect(try store.record(for: BlobKey("k")) == old.record, "the key still holds the old version")
+        #expect(try store.contents(of: "k") == Array("old".utf8))
     }
 
     @Test func digestMismatchStoresNothing() throws {
