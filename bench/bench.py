@@ -281,8 +281,9 @@ class Server:
 class Nginx(Server):
     name = "nginx"
 
-    def __init__(self, work):
+    def __init__(self, work, access_log=False):
         super().__init__(work)
+        self.access_log = access_log
         self.prefix = os.path.join(work, "nginx")
         self.root = os.path.join(self.prefix, "root")
         self.log_path = os.path.join(self.prefix, "error.log")
@@ -294,12 +295,14 @@ class Nginx(Server):
             os.makedirs(os.path.join(p, d), exist_ok=True)
         self.port = free_port()
         user = "user root root;\n" if os.geteuid() == 0 else ""
+        # nginx's default access log (combined format, written per request) when asked for.
+        access_log = f"access_log {p}/access.log;" if self.access_log else "access_log off;"
         conf = f"""{user}worker_processes 2;
 pid {p}/nginx.pid;
 error_log {p}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log off;
+    {access_log}
     sendfile on;
     tcp_nopush off;
     keepalive_requests 1000000;
@@ -381,16 +384,21 @@ $HTTP["url"] =~ "^/v1/blobs/" {{
 class Blobd(Server):
     name = "blobd"
 
-    def __init__(self, work, binary, threads):
+    def __init__(self, work, binary, threads, access_log=False, name="blobd"):
         super().__init__(work)
+        self.name = name
         self.binary = binary
         self.threads = threads
-        self.data = os.path.join(work, "blobd-data")
-        self.stderr_path = os.path.join(work, "blobd.stderr.log")
+        self.access_log = access_log
+        self.data = os.path.join(work, f"{name}-data")
+        self.stderr_path = os.path.join(work, f"{name}.stderr.log")
 
     def start(self):
-        # No access log, as nginx and lighttpd run with theirs off.
-        argv = [self.binary, "--data-dir", self.data, "--listen", "127.0.0.1:0", "--log-level", "warning"]
+        # The access log (blobd's default, one line per request to stderr, here a file) only
+        # when asked for, as nginx and lighttpd run with theirs off otherwise.
+        argv = [self.binary, "--data-dir", self.data, "--listen", "127.0.0.1:0"]
+        if not self.access_log:
+            argv += ["--log-level", "warning"]
         if self.threads:
             argv += ["--threads", str(self.threads)]
         self._spawn(argv, self.stderr_path)
@@ -788,6 +796,18 @@ class Bench:
         out += [line(r) for r in rows]
         return "\n".join(out)
 
+    def access_log_cost(self):
+        """With --access-logs: blobd with its access log against blobd without (target ≥ 0.90)."""
+        rows = ["| workload | blobd with access log | blobd-nolog | with/without | target |", "|---|---|---|---|---|"]
+        for workload, label in (("ranged", "ranged reads, req/s"), ("get_small", "small reads, req/s"),
+                                ("put_small", "small uploads, req/s")):
+            on, off = self.med(workload, "blobd", "rps"), self.med(workload, "blobd-nolog", "rps")
+            if on is None or off is None:
+                continue
+            r = on / off
+            rows.append(f"| {label} | {on:,.0f} | {off:,.0f} | {r:.2f} | ≥ 0.90 {'ok' if r >= 0.9 else 'MISS'} |")
+        return "Access log cost (nginx also logs to a file in this run):\n\n" + "\n".join(rows)
+
     def details(self):
         out = []
         wl = [("upload", ["mbps", "mbps_sync", "sync_secs", "cpu_s_per_gib", "foreign_cpu_pct"]),
@@ -866,6 +886,9 @@ def main():
     ap.add_argument("--get-connections", type=int, default=64)
     ap.add_argument("--touch-gib", type=float, default=3.0, help="memory touched before each timed upload")
     ap.add_argument("--servers", default="nginx,lighttpd,blobd")
+    ap.add_argument("--access-logs", action="store_true",
+                    help="nginx and blobd with their access logs on (to files), plus blobd-nolog, a second "
+                         "blobd with its log off, to show what the log costs (make bench-logs)")
     ap.add_argument("--workloads", default="upload,download,ranged,put_small,get_small,huge",
                     help="subset, for experiments (download and ranged need upload)")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "latest.md"),
@@ -874,6 +897,8 @@ def main():
     t_start = time.monotonic()
     workloads = set(args.workloads.split(","))
     wanted = args.servers.split(",")
+    if args.access_logs and "blobd" in wanted and "blobd-nolog" not in wanted:
+        wanted.append("blobd-nolog")
 
     missing = [t for t in ("curl", "wrk", "sync") + tuple(n for n in ("nginx", "lighttpd") if n in wanted)
                if shutil.which(t) is None]
@@ -929,8 +954,9 @@ def main():
     ok = False
     try:
         for n in wanted:
-            s = {"nginx": lambda: Nginx(work), "lighttpd": lambda: Lighttpd(work),
-                 "blobd": lambda: Blobd(work, args.blobd, args.blobd_threads)}[n]()
+            s = {"nginx": lambda: Nginx(work, access_log=args.access_logs), "lighttpd": lambda: Lighttpd(work),
+                 "blobd": lambda: Blobd(work, args.blobd, args.blobd_threads, access_log=args.access_logs),
+                 "blobd-nolog": lambda: Blobd(work, args.blobd, args.blobd_threads, name="blobd-nolog")}[n]()
             servers.append(s)
             s.start()
             s.mark_started()
@@ -1001,6 +1027,8 @@ def main():
                                  "server logs, no other busy processes)" if not odd else ""))
     notes += [f"- {x}" for x in odd]
     notes += ["", "Per-run values (run 1/run 2/...):", "", bench.details()]
+    if args.access_logs:
+        table += "\n\n" + bench.access_log_cost()
     report = (f"# blobd benchmark — {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n\n" + table + "\n"
               + "\n".join(notes) + "\n")
     print(report)

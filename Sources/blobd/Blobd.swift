@@ -45,11 +45,7 @@ struct Serve: ParsableCommand {
         if configuration.logFormat == "json" {
             LoggingSystem.bootstrap { JSONLogHandler(label: $0, logLevel: level) }
         } else {
-            LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            LoggingSystem.bootstrap { TextLogHandler(label: $0, logLevel: level) }
         }
         try BlobdServer.run(configuration)
     }

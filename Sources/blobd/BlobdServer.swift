@@ -63,7 +63,7 @@ enum BlobdServer {
         sweeper.resume()
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        FileHandle.standardError.write(Data("blobd listening on http://\(shownHost):\(server.port)\n".utf8))
+        LogOutput.standardError.write(Array("blobd listening on http://\(shownHost):\(server.port)\n".utf8), urgent: true)
 
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
@@ -79,6 +79,8 @@ enum BlobdServer {
                 logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
                 server.shutdown(grace: configuration.shutdownGrace)
                 store.markStoppedCleanly()
+                logger.info("Stopped")
+                LogOutput.standardError.flush()
                 withExtendedLifetime((store, sweeper)) {}
                 exit(0)
             }
@@ -108,7 +110,7 @@ enum BlobdServer {
     }
 
     private static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        LogOutput.standardError.write(Array((message + "\n").utf8), urgent: true)
         exit(1)
     }
 }
