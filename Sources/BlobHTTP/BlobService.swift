@@ -16,11 +16,14 @@ public final class BlobService: HTTPHandler {
     /// Threads that make uploads durable (fsync, link, index commit) off the HTTP workers.
     let committers: WorkerPool
     let logger: Logger
+    /// One line per request; nil for none.
+    let accessLog: AccessLog?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
-                commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http")) {
+                commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil) {
         self.store = store
+        self.accessLog = accessLog
         self.committers = WorkerPool(threads: commitThreads)
         self.access = access
         self.metrics = metrics
@@ -141,21 +144,12 @@ public final class BlobService: HTTPHandler {
             ? summary.head.method : "OTHER"
         metrics.recordRequest(method: method, route: label, status: summary.status, duration: summary.duration,
                               received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
-        guard logger.logLevel <= .info else { return }
-        var metadata: Logger.Metadata = [
-            "http.method": "\(summary.head.method)",
-            "http.route": "\(label)",
-            "http.status": "\(summary.status.map(String.init) ?? "-")",
-            "http.bytes_received": "\(summary.bytesReceived)",
-            "http.bytes_sent": "\(summary.completed ? summary.bytesSent : 0)",
-            "http.duration_ms": "\((summary.duration * 1_000_000).rounded() / 1000)",
-            "client.address": "\(summary.head.remoteAddress)",
-        ]
+        guard let accessLog else { return }
+        var key: String?
         if case .blob(let rawKey) = route {
-            metadata["blob.key"] = "\(String(decoding: PercentEncoding.decode(rawKey) ?? Array(rawKey), as: UTF8.self))"
+            key = String(decoding: PercentEncoding.decode(rawKey) ?? Array(rawKey), as: UTF8.self)
         }
-        if !summary.completed { metadata["http.aborted"] = "true" }
-        logger.info("request", metadata: metadata)
+        accessLog.record(summary, route: label, key: key)
     }
 
     /// Maps a raw path to a route.

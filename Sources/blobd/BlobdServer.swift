@@ -50,7 +50,8 @@ enum BlobdServer {
                 configuration: HTTPServerConfiguration(
                     host: configuration.host, port: configuration.port, threads: configuration.threads,
                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections),
-                handler: BlobService(store: store, access: access, metrics: Metrics(version: blobdVersion), uploadLifetime: Int64(configuration.uploadExpiry), logger: logger))
+                handler: BlobService(store: store, access: access, metrics: Metrics(version: blobdVersion), uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
+                                     accessLog: logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil))
         } catch {
             fail("blobd: \(error)")
         }

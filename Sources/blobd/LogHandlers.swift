@@ -64,25 +64,3 @@ struct JSONLogHandler: LogHandler {
     }
 }
 
-/// `2026-11-22T20:04:44.123Z`: the date and time are formatted once per second.
-enum LogTimestamp {
-    private static let cache = Mutex<(second: Int, text: [UInt8])>((-1, []))
-
-    static func now() -> [UInt8] {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let second = now.tv_sec
-        var text = cache.withLock { $0.second == second ? $0.text : [] }
-        if text.isEmpty {
-            var fields = tm()
-            var seconds = second
-            gmtime_r(&seconds, &fields)
-            text = Array(String(format: "%04d-%02d-%02dT%02d:%02d:%02d", fields.tm_year + 1900, fields.tm_mon + 1,
-                                fields.tm_mday, fields.tm_hour, fields.tm_min, fields.tm_sec).utf8)
-            cache.withLock { $0 = (second, text) }
-        }
-        let millis = now.tv_nsec / 1_000_000
-        text += [UInt8(ascii: "."), UInt8(48 + millis / 100), UInt8(48 + millis / 10 % 10), UInt8(48 + millis % 10), UInt8(ascii: "Z")]
-        return text
-    }
-}

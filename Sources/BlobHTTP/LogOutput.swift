@@ -5,9 +5,9 @@ import Synchronization
 /// 64 KiB) instead of one per line, which cost a busy server 30–40 % of its read throughput.
 /// Warnings and worse are written at once. `flush()` at shutdown, so SIGTERM loses no line;
 /// a kill -9 loses at most the last half second.
-final class LogOutput: Sendable {
+public final class LogOutput: Sendable {
     /// Standard error, flushed by a background thread every `interval` seconds.
-    static let standardError = LogOutput(descriptor: 2)
+    public static let standardError = LogOutput(descriptor: 2)
 
     static let interval = 0.5
     static let batchBytes = 64 * 1024
@@ -30,7 +30,7 @@ final class LogOutput: Sendable {
 
     /// Queues one line (with its newline); writes everything queued at once when `urgent` or
     /// when the batch is full.
-    func write(_ line: [UInt8], urgent: Bool) {
+    public func write(_ line: [UInt8], urgent: Bool) {
         pending.withLock { pending in
             pending += line
             if urgent || pending.count >= Self.batchBytes { writeOut(&pending) }
@@ -38,7 +38,7 @@ final class LogOutput: Sendable {
     }
 
     /// Writes everything queued.
-    func flush() {
+    public func flush() {
         pending.withLock { writeOut(&$0) }
     }
 
@@ -59,5 +59,29 @@ final class LogOutput: Sendable {
             }
         }
         pending.removeAll(keepingCapacity: pending.count <= 2 * Self.batchBytes)
+    }
+}
+
+/// `2026-11-22T20:04:44.123Z`: the date and time are formatted once per second.
+public enum LogTimestamp {
+    private static let cache = Mutex<(second: Int, text: [UInt8])>((-1, []))
+
+    /// The current time, UTC, with milliseconds.
+    public static func now() -> [UInt8] {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let second = now.tv_sec
+        var text = cache.withLock { $0.second == second ? $0.text : [] }
+        if text.isEmpty {
+            var fields = tm()
+            var seconds = second
+            gmtime_r(&seconds, &fields)
+            text = Array(String(format: "%04d-%02d-%02dT%02d:%02d:%02d", fields.tm_year + 1900, fields.tm_mon + 1,
+                                fields.tm_mday, fields.tm_hour, fields.tm_min, fields.tm_sec).utf8)
+            cache.withLock { $0 = (second, text) }
+        }
+        let millis = now.tv_nsec / 1_000_000
+        text += [UInt8(ascii: "."), UInt8(48 + millis / 100), UInt8(48 + millis / 10 % 10), UInt8(48 + millis % 10), UInt8(ascii: "Z")]
+        return text
     }
 }
