@@ -52,7 +52,7 @@ bench: release bench-deps
 # The same reads with the access logs of nginx (to a file) and blobd (its default) both on,
 # beside a blobd with its log off: blobd's log must cost under 10 % (< 4 minutes).
 bench-logs: release bench-deps
-	bench/run --access-logs --servers nginx,blobd --workloads upload,ranged,get_small --out bench/results/access-logs.md
+	bench/run --access-logs --rounds 4 --servers nginx,blobd --workloads upload,ranged,get_small --out bench/results/access-logs.md
 
 bench-deps:
 	@missing=""; for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -27,58 +27,91 @@ public final class AccessLog: Sendable {
 
     /// One request's line. `key` is the decoded blob key, when the route has one.
     func record(_ summary: HTTPRequestSummary, route: String, key: String?) {
-        var fields: [(name: StaticString, value: String)] = []
-        fields.reserveCapacity(9)
-        if let key { fields.append(("blob.key", key)) }
-        fields.append(("client.address", summary.head.remoteAddress))
-        if !summary.completed { fields.append(("http.aborted", "true")) }
-        fields.append(("http.bytes_received", String(summary.bytesReceived)))
-        fields.append(("http.bytes_sent", String(summary.completed ? summary.bytesSent : 0)))
-        fields.append(("http.duration_ms", Self.milliseconds(summary.duration)))
-        fields.append(("http.method", summary.head.method))
-        fields.append(("http.route", route))
-        fields.append(("http.status", summary.status.map { String($0) } ?? "-"))
-
         var line: [UInt8] = []
-        line.reserveCapacity(256)
+        line.reserveCapacity(320)
+        var first = true
+        func field(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
+            let nameBytes = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+            switch format {
+            case .text:
+                line.append(UInt8(ascii: " "))
+                line += nameBytes
+                line.append(UInt8(ascii: "="))
+                write(&line)
+            case .json:
+                if !first { line.append(UInt8(ascii: ",")) }
+                line.append(UInt8(ascii: "\""))
+                line += nameBytes
+                line += "\":\"".utf8
+                write(&line)
+                line.append(UInt8(ascii: "\""))
+            }
+            first = false
+        }
+        func text(_ value: String) -> (inout [UInt8]) -> Void {
+            { [format] out in
+                if format == .json { Self.escape(value, into: &out) } else { out += value.utf8 }
+            }
+        }
+        func number(_ value: UInt64) -> (inout [UInt8]) -> Void {
+            { out in Self.appendDecimal(value, to: &out) }
+        }
+
         switch format {
         case .text:
-            line += LogTimestamp.now()
+            LogTimestamp.append(to: &line)
             line += " info ".utf8
             line += label.utf8
             line += ": request".utf8
-            for field in fields {
-                line.append(UInt8(ascii: " "))
-                line += UnsafeRawBufferPointer(start: field.name.utf8Start, count: field.name.utf8CodeUnitCount)
-                line.append(UInt8(ascii: "="))
-                line += field.value.utf8
-            }
         case .json:
             line.append(UInt8(ascii: "{"))
-            for field in fields {
-                Self.quote(String(describing: field.name), into: &line)
-                line.append(UInt8(ascii: ":"))
-                Self.quote(field.value, into: &line)
-                line.append(UInt8(ascii: ","))
-            }
-            line += "\"label\":".utf8
-            Self.quote(label, into: &line)
-            line += ",\"level\":\"info\",\"msg\":\"request\",\"ts\":\"".utf8
-            line += LogTimestamp.now()
+        }
+        if let key { field("blob.key", text(key)) }
+        field("client.address", text(summary.head.remoteAddress))
+        if !summary.completed { field("http.aborted") { $0 += "true".utf8 } }
+        field("http.bytes_received", number(summary.bytesReceived))
+        field("http.bytes_sent", number(summary.completed ? summary.bytesSent : 0))
+        field("http.duration_ms") { out in
+            let micros = UInt64((max(0, summary.duration) * 1_000_000).rounded())
+            Self.appendDecimal(micros / 1000, to: &out)
+            out.append(UInt8(ascii: "."))
+            let fraction = micros % 1000
+            out += [UInt8(48 + fraction / 100), UInt8(48 + fraction / 10 % 10), UInt8(48 + fraction % 10)]
+        }
+        field("http.method", text(summary.head.method))
+        field("http.route", text(route))
+        if let status = summary.status {
+            field("http.status", number(UInt64(max(0, status))))
+        } else {
+            field("http.status") { $0.append(UInt8(ascii: "-")) }
+        }
+        if format == .json {
+            line += ",\"label\":\"".utf8
+            Self.escape(label, into: &line)
+            line += "\",\"level\":\"info\",\"msg\":\"request\",\"ts\":\"".utf8
+            LogTimestamp.append(to: &line)
             line += "\"}".utf8
         }
         line.append(UInt8(ascii: "\n"))
         output.write(line, urgent: false)
     }
 
-    /// Seconds as milliseconds with three decimals: `0.623`.
-    static func milliseconds(_ seconds: Double) -> String {
-        let micros = Int((max(0, seconds) * 1_000_000).rounded())
-        let fraction = String(micros % 1000)
-        return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    /// Appends `value` in decimal.
+    static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var rest = value
+        repeat {
+            digits.append(UInt8(48 + rest % 10))
+            rest /= 10
+        } while rest > 0
+        out += digits.reversed()
     }
 
-    private static func quote(_ text: String, into line: inout [UInt8]) {
-        line += JSON.string(text).utf8()
+    /// `text` inside a JSON string (without the quotes).
+    static func escape(_ text: String, into out: inout [UInt8]) {
+        var quoted = JSON.string(text).utf8()
+        quoted.removeFirst()
+        quoted.removeLast()
+        out += quoted
     }
 }

@@ -42,6 +42,23 @@ public enum HTTPDate {
         return "\(t.year)-\(two(t.month))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second))Z"
     }
 
+    /// `2026-11-22T20:04:44.123Z` appended to `out`: a log timestamp, by arithmetic.
+    public static func appendLogTimestamp(seconds: Int64, milliseconds: Int, to out: inout [UInt8]) {
+        let t = Fields(seconds)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(48 + value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(t.year, 4); out.append(UInt8(ascii: "-")); digits(t.month, 2); out.append(UInt8(ascii: "-"))
+        digits(t.day, 2); out.append(UInt8(ascii: "T")); digits(t.hour, 2); out.append(UInt8(ascii: ":"))
+        digits(t.minute, 2); out.append(UInt8(ascii: ":")); digits(t.second, 2); out.append(UInt8(ascii: "."))
+        digits(milliseconds, 3); out.append(UInt8(ascii: "Z"))
+    }
+
     /// The UTC calendar fields of a time, by arithmetic (days to civil date after H. Hinnant's
     /// `civil_from_days`, proleptic Gregorian).
     private struct Fields {
