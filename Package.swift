@@ -36,13 +36,19 @@ let package = Package(
             "MicroHTTPD", "BlobStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The S3 dialect: path-style routes, SigV4, XML, over the same store.
+        .target(name: "BlobS3", dependencies: [
+            "BlobHTTP", "BlobStore", "MicroHTTPD", "CCrypto",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobHTTP", "BlobStore", "MicroHTTPD",
+            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore"]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "MicroHTTPD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["BlobStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -23,30 +23,49 @@ public final class AccessPolicy: Sendable {
         let scopes: Set<Scope>
     }
 
+    /// An S3 access key: its secret (needed to check HMAC signatures) and its scopes.
+    public struct S3Key: Sendable {
+        public let secret: String
+        public let scopes: Set<Scope>
+    }
+
+    private struct Tokens: Sendable {
+        var bearer: [Entry] = []
+        var s3: [String: S3Key] = [:]
+    }
+
     /// The tokens file, nil when access is open.
     public let tokensFile: String?
     /// GET, HEAD and the listing need no token.
     public let publicRead: Bool
-    private let entries: Mutex<[Entry]>
+    private let tokens: Mutex<Tokens>
 
     /// Loads the tokens file (if any).
     public init(tokensFile: String?, publicRead: Bool) throws(TokensFileError) {
         self.tokensFile = tokensFile
         self.publicRead = publicRead
-        self.entries = Mutex(try tokensFile.map(Self.load) ?? [])
+        self.tokens = Mutex(try tokensFile.map(Self.load) ?? Tokens())
     }
 
     /// Open access: no tokens file.
     public var isOpen: Bool { tokensFile == nil }
 
     /// Number of tokens loaded.
-    public var tokenCount: Int { entries.withLock { $0.count } }
+    public var tokenCount: Int { tokens.withLock { $0.bearer.count } }
+
+    /// Number of S3 access keys loaded.
+    public var s3KeyCount: Int { tokens.withLock { $0.s3.count } }
+
+    /// The S3 access key `id`, if the tokens file has it.
+    public func s3Key(_ id: String) -> S3Key? {
+        tokens.withLock { $0.s3[id] }
+    }
 
     /// Reads the tokens file again; on error the tokens in force stay as they were.
     public func reload() throws(TokensFileError) {
         guard let tokensFile else { return }
         let fresh = try Self.load(tokensFile)
-        entries.withLock { $0 = fresh }
+        tokens.withLock { $0 = fresh }
     }
 
     /// True when the tokens file can be read by others than its owner.
@@ -68,48 +87,60 @@ public final class AccessPolicy: Sendable {
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
         // Every entry is compared, whatever matches, so timing does not tell which token is near.
         var granted: Set<Scope>?
-        for entry in entries.withLock({ $0 }) where Self.constantTimeEqual(entry.digest, presented) {
+        for entry in tokens.withLock({ $0.bearer }) where Self.constantTimeEqual(entry.digest, presented) {
             granted = entry.scopes
         }
         guard let granted else { throw .unauthorized("The bearer token is not known.") }
         guard granted.contains(scope) else { throw .forbidden(scope.rawValue) }
     }
 
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
         for i in a.indices { difference |= a[i] ^ b[i] }
         return difference == 0
     }
 
-    /// Parses `TOKEN SCOPE[,SCOPE...]` lines; `#` starts a comment.
-    static func parse(_ text: String) throws(TokensFileError) -> [(token: String, scopes: Set<Scope>)] {
-        var result: [(token: String, scopes: Set<Scope>)] = []
+    /// Parses `TOKEN SCOPE[,SCOPE...]` lines and `s3 ACCESS_KEY_ID SECRET SCOPE[,SCOPE...]` lines
+    /// (S3 access keys; `id` is the access key, `secret` its secret); `#` starts a comment.
+    static func parse(_ text: String) throws(TokensFileError) -> [(token: String, secret: String?, scopes: Set<Scope>)] {
+        var result: [(token: String, secret: String?, scopes: Set<Scope>)] = []
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             if fields.isEmpty { continue }
-            guard fields.count == 2 else {
-                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN SCOPE[,SCOPE...]'")
+            let isS3 = fields[0] == "s3" && fields.count == 4
+            guard fields.count == 2 || isS3 else {
+                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN SCOPE[,SCOPE...]' or 's3 ACCESS_KEY_ID SECRET SCOPE[,SCOPE...]'")
             }
             var scopes: Set<Scope> = []
-            for name in fields[1].split(separator: ",", omittingEmptySubsequences: false) {
+            for name in fields[fields.count - 1].split(separator: ",", omittingEmptySubsequences: false) {
                 guard let scope = Scope(rawValue: String(name)) else {
                     throw TokensFileError(description: "line \(number + 1): unknown scope '\(name)' (use read, write, delete)")
                 }
                 scopes.insert(scope)
             }
-            result.append((String(fields[0]), scopes))
+            if isS3 {
+                result.append((String(fields[1]), String(fields[2]), scopes))
+            } else {
+                result.append((String(fields[0]), nil, scopes))
+            }
         }
         return result
     }
 
-    private static func load(_ path: String) throws(TokensFileError) -> [Entry] {
+    private static func load(_ path: String) throws(TokensFileError) -> Tokens {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TokensFileError(description: "cannot read the tokens file \(path)")
         }
-        return try parse(String(decoding: data, as: UTF8.self)).map {
-            Entry(digest: SHA256Hasher.hash(Array($0.token.utf8)), scopes: $0.scopes)
+        var tokens = Tokens()
+        for line in try parse(String(decoding: data, as: UTF8.self)) {
+            if let secret = line.secret {
+                tokens.s3[line.token] = S3Key(secret: secret, scopes: line.scopes)
+            } else {
+                tokens.bearer.append(Entry(digest: SHA256Hasher.hash(Array(line.token.utf8)), scopes: line.scopes))
+            }
         }
+        return tokens
     }
 }

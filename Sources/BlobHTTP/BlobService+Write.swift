@@ -30,7 +30,7 @@ extension BlobService {
     /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
     /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400; an
     /// absent or empty media type is `application/octet-stream`.
-    static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?) throws(HTTPError) -> BlobAttributes {
+    public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?) throws(HTTPError) -> BlobAttributes {
         func value(_ text: String?, _ name: String) throws(HTTPError) -> String? {
             guard let text else { return nil }
             let trimmed = text.trimmingOWS()

@@ -79,7 +79,7 @@ public final class BlobService: HTTPHandler {
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         var isTus = false
         do {
-            try checkFraming(request)
+            try Self.checkFraming(request)
             let route = try Self.route(request.path)
             if case .uploads = route { isTus = true }
             if case .upload = route { isTus = true }
@@ -205,7 +205,7 @@ public final class BlobService: HTTPHandler {
     }
 
     /// RFC 9112 framing rules that protect against request smuggling.
-    private func checkFraming(_ head: HTTPRequestHead) throws(HTTPError) {
+    public static func checkFraming(_ head: HTTPRequestHead) throws(HTTPError) {
         // libmicrohttpd keeps `Name : value` as the name "Name " (RFC 9112 §5.1: answer 400).
         if head.headers.contains(where: { !Self.isToken($0.name) }) {
             throw .malformedMessage("A header field name is empty or holds characters a token cannot (whitespace before the colon?).")

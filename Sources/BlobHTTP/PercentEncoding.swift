@@ -37,6 +37,21 @@ public enum PercentEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Encodes every byte outside RFC 3986's unreserved set, `/` included (AWS SigV4's URI
+    /// encoding of query names and values).
+    public static func encodeComponent(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(contentsOf: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Splits a raw query string into decoded name/value pairs (`a=1&b=2`). Returns nil when
     /// an escape is invalid. A name without `=` has an empty value.
     public static func decodeQuery(_ query: [UInt8]) -> [(name: String, value: [UInt8])]? {

@@ -64,6 +64,10 @@ public struct Problem: Equatable, Sendable {
             case .index(.unavailable):
                 self.init(503, "index-unavailable", "Service unavailable", "The index cannot be reached right now; retry later.")
                 headers = [("Retry-After", "5")]
+            case .bucketNotFound:
+                self.init(404, "not-found", "Not found", "No bucket of this name.")
+            case .bucketNotEmpty:
+                self.init(409, "bucket-not-empty", "Bucket not empty", "The bucket still holds objects.")
             case .uploadStateInvalid:
                 self.init(500, "upload-state-invalid", "Upload state invalid",
                           "The saved state of this resumable upload is invalid, so it cannot go on; "

@@ -34,6 +34,7 @@ public final class WorkerPool: Sendable {
 
 /// Hands a value to exactly one other thread. `@unchecked Sendable` is sound only when the
 /// sender no longer touches the value after handing it over.
-struct Handover<Value>: @unchecked Sendable {
-    let value: Value
+public struct Handover<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(value: Value) { self.value = value }
 }

@@ -62,6 +62,19 @@ private final class Outcome<Value>: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
 }
 
+/// The buckets of the S3 dialect: names recorded with their creation time. A bucket's objects
+/// are the blobs whose keys start with `NAME/`.
+public protocol BucketIndex: Sendable {
+    /// Records a bucket; false if it already exists.
+    func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool
+    /// The creation time of a bucket, nil if there is none.
+    func bucket(_ name: String) throws(StoreError) -> Int64?
+    /// Every bucket, by name.
+    func buckets() throws(StoreError) -> [(name: String, created: Int64)]
+    /// Forgets an empty bucket: `.bucketNotFound`, `.bucketNotEmpty` otherwise.
+    func removeBucket(_ name: String) throws(StoreError)
+}
+
 /// The resumable uploads (tus) the index keeps, so they survive restarts.
 public protocol UploadIndex: Sendable {
     /// Adds a new upload.

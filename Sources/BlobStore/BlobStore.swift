@@ -46,6 +46,8 @@ public final class BlobStore: Sendable {
     public let options: BlobStoreOptions
     let index: any BlobIndex
     let uploadIndex: any UploadIndex
+    /// The S3 dialect's buckets.
+    public let buckets: any BucketIndex
     private let lock: DataDirectoryLock
     /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
     private let blobFolders: [Int32]
@@ -99,6 +101,7 @@ public final class BlobStore: Sendable {
         }
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
+        self.buckets = index
         let leftBehind = PendingWrites.leftBehind(in: directory + "/tmp")
         self.pending = PendingWrites(folder: directory + "/tmp", first: (leftBehind.last?.log ?? -1) + 1)
         try recover(leftBehind)

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
 /// so it is durable when it returns), through GRDB.
-public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
+public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
     private let pool: DatabasePool
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
@@ -111,6 +111,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 ALTER TABLE uploads ADD COLUMN cache_control TEXT;
                 ALTER TABLE uploads ADD COLUMN content_disposition TEXT;
                 """)
+        }
+        migrator.registerMigration("3-buckets") { db in
+            try db.execute(sql: "CREATE TABLE buckets (name TEXT PRIMARY KEY, created INTEGER NOT NULL) WITHOUT ROWID")
         }
         return migrator
     }
@@ -294,6 +297,43 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex {
                 return (row?[0] ?? 0, UInt64(row?[1] as Int64? ?? 0))
             }
         }
+    }
+
+    // MARK: Buckets (S3)
+
+    public func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool {
+        try write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO buckets (name, created) VALUES (?, ?)", arguments: [name, created])
+            return db.changesCount > 0
+        }
+    }
+
+    public func bucket(_ name: String) throws(StoreError) -> Int64? {
+        try run { try pool.read { db in try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) } }
+    }
+
+    public func buckets() throws(StoreError) -> [(name: String, created: Int64)] {
+        try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, created FROM buckets ORDER BY name").map { ($0["name"], $0["created"]) }
+            }
+        }
+    }
+
+    public func removeBucket(_ name: String) throws(StoreError) {
+        let prefix = Array((name + "/").utf8)
+        let upper = Self.upperBound(of: prefix) ?? [0xFF]
+        let result: Result<Void, StoreError> = try write { db in
+            guard try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) != nil else {
+                return .failure(.bucketNotFound)
+            }
+            let used = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= ? AND key < ?)",
+                                         arguments: [Data(prefix), Data(upper)]) ?? false
+            guard !used else { return .failure(.bucketNotEmpty) }
+            try db.execute(sql: "DELETE FROM buckets WHERE name = ?", arguments: [name])
+            return .success(())
+        }
+        try result.get()
     }
 
     // MARK: Resumable uploads

@@ -30,6 +30,10 @@ public enum StoreError: Error, Equatable, Sendable {
     case io(operation: String, errno: Int32)
     /// The index could not be read or written; the failure keeps its kind.
     case index(IndexFailure)
+    /// No bucket of this name (S3).
+    case bucketNotFound
+    /// The bucket still holds objects (S3).
+    case bucketNotEmpty
     /// A resumable upload's saved state (offset and hash state) is invalid; it cannot go on.
     case uploadStateInvalid(id: String, reason: String)
 }
@@ -71,6 +75,8 @@ extension StoreError: CustomStringConvertible {
         case .index(.unavailable(let detail)): "index unavailable: \(detail)"
         case .index(.corrupt(let detail)): "index corrupt: \(detail)"
         case .index(.failed(let detail)): "index error: \(detail)"
+        case .bucketNotFound: "no bucket of this name"
+        case .bucketNotEmpty: "the bucket is not empty"
         case .uploadStateInvalid(let id, let reason): "the saved state of upload \(id) is invalid: \(reason)"
         }
     }

@@ -22,6 +22,7 @@ struct Serve: ParsableCommand {
 
     @Option(help: "Data directory (BLOBD_DATA_DIR; default ./data).") var dataDir: String?
     @Option(help: "HOST:PORT to listen on; port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
+    @Option(help: "HOST:PORT for the S3 dialect (path style) over the same store (BLOBD_S3_LISTEN; default off).") var s3Listen: String?
     @Option(help: "Largest blob accepted, in bytes (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
     @Option(help: "File of 'TOKEN SCOPE[,SCOPE...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
     @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
@@ -58,6 +59,7 @@ struct Serve: ParsableCommand {
         }
         if let v = value(dataDir, "data-dir") { c.dataDirectory = v }
         if let v = value(listen, "listen") { (c.host, c.port) = try Configuration.parseListen(v) }
+        if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try Configuration.parseListen(v) }
         if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try Configuration.parseNumber(v, "max-blob-size") }
         if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
         c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")

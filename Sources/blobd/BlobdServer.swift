@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlobHTTP
+import BlobS3
 import BlobStore
 import Dispatch
 import Foundation
@@ -37,21 +38,33 @@ enum BlobdServer {
         if access.isOpen {
             logger.warning("No tokens file: every request is allowed (open access); use --tokens-file to require tokens")
         } else {
-            logger.info("Tokens loaded", metadata: ["tokens.count": "\(access.tokenCount)", "public_read": "\(access.publicRead)"])
+            logger.info("Tokens loaded", metadata: ["tokens.count": "\(access.tokenCount)", "s3_keys.count": "\(access.s3KeyCount)",
+                                                    "public_read": "\(access.publicRead)"])
             if access.tokensFileIsExposed {
                 logger.warning("The tokens file is readable by others than its owner; chmod 600 it",
                                metadata: ["tokens.file": "\(configuration.tokensFile ?? "")"])
             }
         }
 
+        let metrics = Metrics(version: blobdVersion)
+        func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
+            HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
+                                    connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections)
+        }
         let server: HTTPServer
+        var s3Server: HTTPServer?
         do {
             server = try HTTPServer(
-                configuration: HTTPServerConfiguration(
-                    host: configuration.host, port: configuration.port, threads: configuration.threads,
-                    connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections),
-                handler: BlobService(store: store, access: access, metrics: Metrics(version: blobdVersion), uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
+                configuration: serverConfiguration(configuration.host, configuration.port),
+                handler: BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
                                      accessLog: logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil))
+            if let (host, port) = configuration.s3Listen {
+                s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
+                                          handler: S3Service(store: store, access: access, metrics: metrics, logger: logger))
+                if access.isOpen {
+                    logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
+                }
+            }
         } catch {
             fail("blobd: \(error)")
         }
@@ -65,6 +78,10 @@ enum BlobdServer {
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         LogOutput.standardError.write(Array("blobd listening on http://\(shownHost):\(server.port)\n".utf8), urgent: true)
+        if let s3Server, let (host, _) = configuration.s3Listen {
+            let shown = host.contains(":") ? "[\(host)]" : host
+            LogOutput.standardError.write(Array("blobd S3 listening on http://\(shown):\(s3Server.port)\n".utf8), urgent: true)
+        }
 
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
@@ -78,7 +95,11 @@ enum BlobdServer {
                 }
             case let number:
                 logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
+                // Both listeners stop accepting at once and share the grace period.
+                s3Server?.quiesce()
+                let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
                 server.shutdown(grace: configuration.shutdownGrace)
+                s3Server?.shutdown(grace: max(0, deadline.timeIntervalSinceNow))
                 store.markStoppedCleanly()
                 logger.info("Stopped")
                 LogOutput.standardError.flush()

@@ -5,6 +5,8 @@ struct Configuration: Sendable {
     var dataDirectory = "./data"
     var host = "127.0.0.1"
     var port: UInt16 = 8080
+    /// Where the S3 dialect listens; nil for nowhere.
+    var s3Listen: (host: String, port: UInt16)?
     var maxBlobSize: UInt64?
     var tokensFile: String?
     var publicRead = false

@@ -1,0 +1,143 @@
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+/// An S3 error: its code, HTTP status and message, rendered as S3's XML `<Error>`. The one
+/// place where store errors become S3 answers is `init(_ error:)`.
+struct S3Error: Error, Equatable {
+    enum Code: String {
+        case accessDenied = "AccessDenied"
+        case authorizationHeaderMalformed = "AuthorizationHeaderMalformed"
+        case authorizationQueryParametersError = "AuthorizationQueryParametersError"
+        case badDigest = "BadDigest"
+        case bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
+        case bucketNotEmpty = "BucketNotEmpty"
+        case entityTooLarge = "EntityTooLarge"
+        case insufficientStorage = "InsufficientStorage"
+        case internalError = "InternalError"
+        case invalidAccessKeyId = "InvalidAccessKeyId"
+        case invalidArgument = "InvalidArgument"
+        case invalidBucketName = "InvalidBucketName"
+        case invalidRange = "InvalidRange"
+        case invalidRequest = "InvalidRequest"
+        case keyTooLong = "KeyTooLongError"
+        case methodNotAllowed = "MethodNotAllowed"
+        case noSuchBucket = "NoSuchBucket"
+        case noSuchKey = "NoSuchKey"
+        case notImplemented = "NotImplemented"
+        case preconditionFailed = "PreconditionFailed"
+        case requestTimeTooSkewed = "RequestTimeTooSkewed"
+        case serviceUnavailable = "ServiceUnavailable"
+        case signatureDoesNotMatch = "SignatureDoesNotMatch"
+        case contentSHA256Mismatch = "XAmzContentSHA256Mismatch"
+
+        var status: Int {
+            switch self {
+            case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
+            case .noSuchBucket, .noSuchKey: 404
+            case .methodNotAllowed: 405
+            case .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
+            case .preconditionFailed: 412
+            case .invalidRange: 416
+            case .internalError: 500
+            case .notImplemented: 501
+            case .serviceUnavailable: 503
+            case .insufficientStorage: 507
+            default: 400
+            }
+        }
+    }
+
+    let code: Code
+    let message: String
+    var bucket: String?
+    var key: String?
+    var headers: [(name: String, value: String)] = []
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    static func == (lhs: S3Error, rhs: S3Error) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.bucket == rhs.bucket && lhs.key == rhs.key
+    }
+
+    /// The error → S3 answer map for everything the store and the HTTP layer throw.
+    init(_ error: any Error) {
+        switch error {
+        case let error as S3Error:
+            self = error
+        case let error as StoreError:
+            switch error {
+            case .invalidKey(let reason): self.init(.invalidArgument, "Invalid object key: \(reason).")
+            case .notFound: self.init(.noSuchKey, "The specified key does not exist.")
+            case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
+            case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
+            case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was stored.")
+            case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
+            case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
+            case .index(.busy), .index(.unavailable):
+                self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
+                headers = [("Retry-After", "1")]
+            default: self.init(.internalError, "We encountered an internal error. Please try again.")
+            }
+        case let error as HTTPError:
+            switch error {
+            case .malformedMessage(let detail):
+                self.init(.invalidRequest, detail)
+                headers = [("Connection", "close")]
+            case .notImplemented(let detail):
+                self.init(.notImplemented, detail)
+                headers = [("Connection", "close")]
+            case .unavailable(let detail):
+                self.init(.serviceUnavailable, detail)
+                headers = [("Retry-After", "1")]
+            default:
+                self.init(.invalidRequest, "\(error)")
+            }
+        default:
+            self.init(.internalError, "We encountered an internal error. Please try again.")
+        }
+    }
+
+    /// The XML answer (without a body for HEAD).
+    func response(requestID: String, head: Bool) -> HTTPResponse {
+        var xml = XML.declaration + "<Error><Code>\(code.rawValue)</Code><Message>\(XML.escape(message))</Message>"
+        if let bucket { xml += "<BucketName>\(XML.escape(bucket))</BucketName>" }
+        if let key { xml += "<Key>\(XML.escape(key))</Key>" }
+        xml += "<RequestId>\(requestID)</RequestId></Error>"
+        return HTTPResponse(status: code.status,
+                            headers: [("Content-Type", "application/xml"), ("x-amz-request-id", requestID)] + headers,
+                            body: head ? .empty : .bytes(Array(xml.utf8)))
+    }
+}
+
+/// The little XML S3 answers need.
+enum XML {
+    static let declaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    static let namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+    /// Text escaped for element content.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// `<name>text</name>`.
+    static func element(_ name: String, _ text: String) -> String {
+        "<\(name)>\(escape(text))</\(name)>"
+    }
+}

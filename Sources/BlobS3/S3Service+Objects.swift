@@ -1,0 +1,258 @@
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+extension S3Service {
+    // MARK: PutObject
+
+    /// PutObject: the body streams into the store and is verified against x-amz-content-sha256
+    /// (a hex digest) before the atomic commit.
+    func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPRequestAction {
+        let blobKey = try blobKey(bucket, key)
+        var expectedSHA256: [UInt8]?
+        switch head["x-amz-content-sha256"] {
+        case nil, "UNSIGNED-PAYLOAD":
+            break
+        case let value? where value.hasPrefix("STREAMING-"):
+            throw S3Error(.notImplemented, "aws-chunked payloads (\(value)) are not implemented yet; send UNSIGNED-PAYLOAD or the body's SHA-256.")
+        case let value?:
+            guard let digest = Self.hexBytes(value), digest.count == 32 else {
+                throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD or a hex SHA-256.")
+            }
+            expectedSHA256 = digest
+        }
+        if let encoding = head["Content-Encoding"], encoding.lowercased().contains("aws-chunked") {
+            throw S3Error(.notImplemented, "aws-chunked payloads are not implemented yet.")
+        }
+        let preconditions = Preconditions(head)
+        if !preconditions.isEmpty, preconditions.evaluate(current: try store.record(for: blobKey), safe: false) == .failed {
+            throw StoreError.preconditionFailed
+        }
+        let attributes = try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
+                                                    contentDisposition: head["Content-Disposition"])
+        let stream = try store.beginWrite(expectedSize: head["Content-Length"].flatMap { UInt64($0) }, expectedSHA256: expectedSHA256)
+        return .receive(S3PutConsumer(
+            service: self, stream: stream, key: blobKey, attributes: attributes, head: head, requestID: requestID,
+            condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.lowercased().utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        return out
+    }
+
+    // MARK: GetObject, HeadObject
+
+    /// GetObject and HeadObject: preconditions, then the whole object or one range.
+    func read(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+        let blob = try store.open(try blobKey(bucket, key))
+        let record = blob.record
+        let etag = Self.etag(record)
+        var headers: [(name: String, value: String)] = [
+            ("ETag", etag), ("Last-Modified", HTTPDate.format(record.modified)), ("Accept-Ranges", "bytes"),
+            ("x-amz-request-id", requestID),
+        ]
+        if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        switch Preconditions(head).evaluate(current: record, safe: true) {
+        case .proceed: break
+        case .notModified: return HTTPResponse(status: 304, headers: headers)
+        case .failed: throw StoreError.preconditionFailed
+        }
+        headers.append(("Content-Type", record.contentType))
+        if let disposition = record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
+        var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)
+        var status = 200
+        // S3 serves one range; a header it cannot use is ignored (the whole object).
+        let values = head.values(of: "Range")
+        if values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]), specs.count == 1 {
+            switch RangePlan.plan(specs, size: record.size) {
+            case .single(let single):
+                range = single
+                status = 206
+                headers.append(("Content-Range", single.contentRange(size: record.size)))
+            case .unsatisfiable:
+                var error = S3Error(.invalidRange, "The requested range is not satisfiable")
+                error.headers = [("Content-Range", "bytes */\(record.size)")]
+                throw error
+            default:
+                break
+            }
+        }
+        guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
+        if range.length <= 16 * 1024 {
+            return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
+        }
+        return HTTPResponse(status: status, headers: headers,
+                            body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+    }
+
+    /// The ETag S3 clients see: the version, quoted.
+    static func etag(_ record: BlobRecord) -> String {
+        EntityTag(version: record.version).headerValue
+    }
+
+    // MARK: ListObjects (v1 and v2)
+
+    /// ListObjectsV2 (`list-type=2`) or ListObjects v1: prefix, delimiter (each common prefix
+    /// is skipped past, not scanned), max-keys up to 1000, continuation or marker, url encoding.
+    func list(_ bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        func value(_ name: String) -> String? {
+            query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
+        }
+        let v2 = value("list-type") == "2"
+        let prefix = value("prefix") ?? ""
+        let delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
+        let urlEncoded = value("encoding-type") == "url"
+        if let encoding = value("encoding-type"), encoding != "url" {
+            throw S3Error(.invalidArgument, "Invalid Encoding Method specified in Request")
+        }
+        var maxKeys = 1000
+        if let text = value("max-keys") {
+            guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-keys must be a non-negative integer.") }
+            maxKeys = min(number, 1000)
+        }
+        // Where to start, as an object key (exclusive).
+        var after: String?
+        if v2 {
+            if let token = value("continuation-token") {
+                guard let decoded = Self.hexBytes(token).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                    throw S3Error(.invalidArgument, "The continuation token provided is incorrect")
+                }
+                after = decoded
+            } else if let start = value("start-after") {
+                after = start
+            }
+        } else {
+            after = value("marker")
+        }
+
+        let bucketPrefix = Array((bucket + "/").utf8)
+        var cursor: [UInt8]? = after.map { bucketPrefix + Array($0.utf8) }
+        var contents: [BlobRecord] = []
+        var commonPrefixes: [String] = []
+        var truncated = false
+        var lastReturned: String?
+        scan: while contents.count + commonPrefixes.count < maxKeys || maxKeys == 0 {
+            if maxKeys == 0 { break }
+            let page = try store.list(prefix: bucketPrefix + Array(prefix.utf8), after: cursor, limit: 1000)
+            if page.isEmpty { break }
+            for record in page {
+                let objectKey = String(record.key.rawValue.dropFirst(bucket.count + 1))
+                if contents.count + commonPrefixes.count == maxKeys {
+                    truncated = true
+                    break scan
+                }
+                if let delimiter, let range = objectKey.dropFirst(prefix.count).range(of: delimiter) {
+                    let common = String(objectKey[..<range.upperBound])
+                    commonPrefixes.append(common)
+                    lastReturned = common
+                    // Skip every key under this common prefix: UTF-8 never holds 0xFF.
+                    cursor = bucketPrefix + Array(common.utf8) + [0xFF]
+                    continue scan
+                }
+                contents.append(record)
+                lastReturned = objectKey
+                cursor = record.key.bytes
+            }
+            if page.count < 1000 { break }
+        }
+        if !truncated, contents.count + commonPrefixes.count == maxKeys, maxKeys > 0, let cursor {
+            truncated = !(try store.list(prefix: bucketPrefix + Array(prefix.utf8), after: cursor, limit: 1).isEmpty)
+        }
+
+        func encoded(_ text: String) -> String {
+            urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text
+        }
+        var xml = XML.declaration + "<ListBucketResult xmlns=\"\(XML.namespace)\">"
+        xml += XML.element("Name", bucket) + XML.element("Prefix", encoded(prefix))
+        if v2 {
+            if let token = value("continuation-token") { xml += XML.element("ContinuationToken", token) }
+            if let start = value("start-after") { xml += XML.element("StartAfter", encoded(start)) }
+            xml += XML.element("KeyCount", String(contents.count + commonPrefixes.count))
+            if truncated, let lastReturned { xml += XML.element("NextContinuationToken", hex(Array(lastReturned.utf8))) }
+        } else {
+            xml += XML.element("Marker", encoded(value("marker") ?? ""))
+            if truncated, let lastReturned { xml += XML.element("NextMarker", encoded(lastReturned)) }
+        }
+        xml += XML.element("MaxKeys", String(maxKeys))
+        if let delimiter { xml += XML.element("Delimiter", encoded(delimiter)) }
+        if urlEncoded { xml += XML.element("EncodingType", "url") }
+        xml += XML.element("IsTruncated", truncated ? "true" : "false")
+        let fetchOwner = !v2 || value("fetch-owner") == "true"
+        for record in contents {
+            xml += "<Contents>" + XML.element("Key", encoded(String(record.key.rawValue.dropFirst(bucket.count + 1))))
+                + XML.element("LastModified", Self.isoDate(record.modified)) + XML.element("ETag", Self.etag(record))
+                + XML.element("Size", String(record.size)) + (fetchOwner ? Self.owner : "")
+                + XML.element("StorageClass", "STANDARD") + "</Contents>"
+        }
+        for common in commonPrefixes {
+            xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>"
+        }
+        xml += "</ListBucketResult>"
+        return xmlResponse(xml, requestID: requestID)
+    }
+}
+
+/// Streams a PutObject body into the store and commits it at the end.
+final class S3PutConsumer: HTTPBodyConsumer {
+    private let service: S3Service
+    private let stream: BlobWriteStream
+    private let key: BlobKey
+    private let attributes: BlobAttributes
+    private let head: HTTPRequestHead
+    private let requestID: String
+    private let condition: (BlobRecord?) -> Bool
+    private var failure: (any Error)?
+
+    init(service: S3Service, stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, head: HTTPRequestHead,
+         requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
+        self.service = service
+        self.stream = stream
+        self.key = key
+        self.attributes = attributes
+        self.head = head
+        self.requestID = requestID
+        self.condition = condition
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        do {
+            try stream.write(chunk)
+        } catch {
+            failure = error
+        }
+    }
+
+    func finish(_ responder: HTTPResponder) {
+        let handover = Handover(value: self)
+        service.committers.submit {
+            handover.value.commit { responder.send($0) }
+        }
+    }
+
+    private func commit(then respond: @escaping (HTTPResponse) -> Void) {
+        if let failure {
+            stream.abandon()
+            return respond(service.failure(S3Error(failure), head: head, requestID: requestID))
+        }
+        stream.commit(as: key, attributes: attributes, if: condition) { [self] result in
+            switch result {
+            case .success(let stored):
+                respond(HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]))
+            case .failure(let error):
+                respond(service.failure(S3Error(error), head: head, requestID: requestID))
+            }
+        }
+    }
+
+    func abandon() {
+        stream.abandon()
+    }
+}

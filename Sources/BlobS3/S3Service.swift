@@ -1,0 +1,282 @@
+import BlobHTTP
+import BlobStore
+import Logging
+import MicroHTTPD
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The S3 dialect, path style (`/BUCKET/KEY`), over the same store as /v1: object `K` in
+/// bucket `B` is the blob at `/v1/blobs/B/K`. Every failure becomes an `S3Error` in
+/// `failure(_:head:)`.
+public final class S3Service: HTTPHandler {
+    let store: BlobStore
+    let access: AccessPolicy
+    let metrics: Metrics
+    let logger: Logger
+    /// Threads that make uploads durable off the HTTP workers.
+    let committers: WorkerPool
+    /// Largest clock skew accepted on a signed request, in seconds (S3's 15 minutes).
+    static let maxSkew: Int64 = 15 * 60
+
+    /// Serves `store` with the S3 keys of `access`.
+    public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
+                logger: Logger = Logger(label: "blobd.s3")) {
+        self.store = store
+        self.access = access
+        self.metrics = metrics
+        self.logger = logger
+        self.committers = WorkerPool(threads: commitThreads)
+    }
+
+    /// What a request names.
+    enum Target {
+        case service
+        case bucket(String)
+        case object(bucket: String, key: String)
+    }
+
+    public func handle(_ head: HTTPRequestHead) -> HTTPRequestAction {
+        let requestID = FileSystemID.next()
+        var bucketName: String?
+        var objectKey: String?
+        do {
+            guard let query = Self.decodeQuery(head.query ?? []) else {
+                throw S3Error(.invalidArgument, "The query string has an invalid percent-encoding.")
+            }
+            try BlobService.checkFraming(head)
+            let target = try Self.target(head.path)
+            if case .bucket(let name) = target { bucketName = name }
+            if case .object(let name, let key) = target { bucketName = name; objectKey = key }
+            try authorize(head, query: query, scope: Self.scope(head.method))
+            return try route(head, query: query, target: target, requestID: requestID)
+        } catch {
+            var failure = S3Error(error)
+            failure.bucket = failure.bucket ?? bucketName
+            failure.key = failure.key ?? objectKey
+            return .respond(self.failure(failure, head: head, requestID: requestID))
+        }
+    }
+
+    /// The query's names and values, decoded (`+` stays a plus, as SigV4 signs it).
+    static func decodeQuery(_ raw: [UInt8]) -> [(name: String, value: [UInt8])]? {
+        PercentEncoding.decodeQuery(raw)
+    }
+
+    /// The one way an S3 error becomes a response: counted, logged when it is the server's fault.
+    func failure(_ error: S3Error, head: HTTPRequestHead, requestID: String) -> HTTPResponse {
+        metrics.recordError(kind: "s3-" + error.code.rawValue)
+        if error.code.status >= 500 && error.code != .notImplemented {
+            logger.error("S3 request failed", metadata: ["error": "\(error.message)", "code": "\(error.code.rawValue)"])
+        }
+        return error.response(requestID: requestID, head: head.method == "HEAD")
+    }
+
+    public func shutdownResponse() -> HTTPResponse {
+        var error = S3Error(.serviceUnavailable, "blobd is shutting down; the request may or may not have taken effect. Retry it.")
+        error.headers = [("Connection", "close"), ("Retry-After", "1")]
+        return error.response(requestID: FileSystemID.next(), head: false)
+    }
+
+    public func requestCompleted(_ summary: HTTPRequestSummary) {
+        let method = ["GET", "HEAD", "PUT", "POST", "DELETE"].contains(summary.head.method) ? summary.head.method : "OTHER"
+        metrics.recordRequest(method: method, route: "s3", status: summary.status, duration: summary.duration,
+                              received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
+    }
+
+    /// `/`, `/BUCKET[/]` or `/BUCKET/KEY` (the key percent-decoded, exactly as sent otherwise).
+    static func target(_ path: [UInt8]) throws(S3Error) -> Target {
+        guard path.first == UInt8(ascii: "/") else { throw S3Error(.invalidRequest, "The request target must start with /.") }
+        let rest = path.dropFirst()
+        if rest.isEmpty { return .service }
+        let slash = rest.firstIndex(of: UInt8(ascii: "/"))
+        guard let rawBucket = PercentEncoding.decode(rest[..<(slash ?? rest.endIndex)]) else {
+            throw S3Error(.invalidArgument, "The bucket name has an invalid percent-encoding.")
+        }
+        let bucket = String(decoding: rawBucket, as: UTF8.self)
+        guard let slash, slash + 1 < rest.endIndex else { return .bucket(bucket) }
+        guard let rawKey = PercentEncoding.decode(rest[(slash + 1)...]) else {
+            throw S3Error(.invalidArgument, "The object key has an invalid percent-encoding.")
+        }
+        guard let key = String(validating: rawKey, as: UTF8.self) else {
+            throw S3Error(.invalidArgument, "The object key is not valid UTF-8.")
+        }
+        return .object(bucket: bucket, key: key)
+    }
+
+    /// The scope a method needs.
+    static func scope(_ method: String) -> Scope {
+        switch method {
+        case "GET", "HEAD": .read
+        case "DELETE": .delete
+        default: .write
+        }
+    }
+
+    /// Checks the SigV4 signature (header or presigned URL) against the access key's secret, and
+    /// the key's scopes. In open access (no tokens file) signatures are not checked.
+    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope) throws(S3Error) {
+        guard !access.isOpen else { return }
+        guard let signed = try SigV4.signed(head, query: query) else {
+            if access.publicRead && scope == .read { return }
+            throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
+        }
+        guard let key = access.s3Key(signed.accessKey) else {
+            throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
+        }
+        guard let signedAt = SigV4.seconds(ofAmzDate: signed.amzDate) else {
+            throw S3Error(.accessDenied, "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
+        }
+        let now = Int64(time(nil))
+        if let expires = signed.expires {
+            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
+            guard signedAt <= now + Self.maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
+        } else if abs(now - signedAt) > Self.maxSkew {
+            throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
+        }
+        let canonical = SigV4.canonicalRequest(method: head.method, rawPath: head.path, query: query,
+                                               headers: head.headers, signed: signed)
+        let expected = SigV4.signature(secret: key.secret, signed, stringToSign: SigV4.stringToSign(signed, canonicalRequest: canonical))
+        guard AccessPolicy.constantTimeEqual(Array(expected.utf8), Array(signed.signature.utf8)) else {
+            throw S3Error(.signatureDoesNotMatch,
+                          "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
+        }
+        guard key.scopes.contains(scope) else {
+            throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
+        }
+    }
+
+    private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
+                       requestID: String) throws -> HTTPRequestAction {
+        let names = Set(query.map(\.name))
+        for unsupported in ["uploads", "uploadId", "tagging", "policy", "lifecycle", "cors", "website", "replication",
+                            "encryption", "object-lock", "retention", "legal-hold", "notification", "logging", "torrent"]
+        where names.contains(unsupported) {
+            throw S3Error(.notImplemented, "'\(unsupported)' is not implemented by blobd's S3 dialect.")
+        }
+        switch (target, head.method) {
+        case (.service, "GET"), (.service, "HEAD"):
+            return .respond(try listBuckets(requestID: requestID))
+        case (.service, _):
+            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        case (.bucket(let name), "PUT"):
+            if names.contains("acl") || names.contains("versioning") {
+                throw S3Error(.notImplemented, "Changing a bucket's ACL or versioning is not implemented.")
+            }
+            return .respond(try createBucket(name, requestID: requestID))
+        case (.bucket(let name), "HEAD"):
+            try requireBucket(name)
+            return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID), ("x-amz-bucket-region", "us-east-1")]))
+        case (.bucket(let name), "DELETE"):
+            try store.buckets.removeBucket(name)
+            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+        case (.bucket(let name), "GET"):
+            try requireBucket(name)
+            if names.contains("location") {
+                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
+            }
+            if names.contains("versioning") {
+                return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
+            }
+            if names.contains("acl") {
+                return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
+            }
+            return .respond(try list(name, query: query, requestID: requestID))
+        case (.bucket, "POST"):
+            throw S3Error(.notImplemented, "DeleteObjects is not implemented yet.")
+        case (.object(let bucket, let key), "PUT"):
+            if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "CopyObject is not implemented yet.") }
+            if names.contains("acl") { throw S3Error(.notImplemented, "Changing an object's ACL is not implemented.") }
+            return try receiveObject(head, bucket: bucket, key: key, requestID: requestID)
+        case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
+            if names.contains("acl") {
+                _ = try blobKey(bucket, key)
+                return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
+            }
+            return .respond(try read(head, bucket: bucket, key: key, requestID: requestID))
+        case (.object(let bucket, let key), "DELETE"):
+            try deleteObject(try blobKey(bucket, key))
+            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+        default:
+            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        }
+    }
+
+    /// DeleteObject: S3 answers 204 whether or not the key existed.
+    private func deleteObject(_ key: BlobKey) throws(StoreError) {
+        do {
+            try store.delete(key)
+        } catch {
+            if error != .notFound { throw error }
+        }
+    }
+
+    static let owner = "<Owner><ID>blobd</ID><DisplayName>blobd</DisplayName></Owner>"
+    static let fullControlPolicy = XML.declaration + "<AccessControlPolicy xmlns=\"\(XML.namespace)\">" + owner
+        + "<AccessControlList><Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">"
+        + "<ID>blobd</ID><DisplayName>blobd</DisplayName></Grantee><Permission>FULL_CONTROL</Permission></Grant>"
+        + "</AccessControlList></AccessControlPolicy>"
+
+    func xmlResponse(_ xml: String, requestID: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/xml"), ("x-amz-request-id", requestID)],
+                     body: .bytes(Array(xml.utf8)))
+    }
+
+    // MARK: Buckets
+
+    /// S3's bucket naming rules: 3–63 of lowercase letters, digits, `.` and `-`, starting and
+    /// ending with a letter or digit.
+    static func isValidBucketName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
+        guard (3...63).contains(bytes.count), let first = bytes.first, let last = bytes.last,
+              alphanumeric(first), alphanumeric(last) else { return false }
+        return bytes.allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
+            && !name.contains("..")
+    }
+
+    private func createBucket(_ name: String, requestID: String) throws -> HTTPResponse {
+        guard Self.isValidBucketName(name) else {
+            throw S3Error(.invalidBucketName, "The specified bucket is not valid.")
+        }
+        guard try store.buckets.createBucket(name, created: Int64(time(nil))) else {
+            throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
+        }
+        return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
+    }
+
+    func requireBucket(_ name: String) throws {
+        guard try store.buckets.bucket(name) != nil else { throw S3Error(StoreError.bucketNotFound) }
+    }
+
+    private func listBuckets(requestID: String) throws -> HTTPResponse {
+        var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
+        for bucket in try store.buckets.buckets() {
+            xml += "<Bucket>" + XML.element("Name", bucket.name)
+                + XML.element("CreationDate", Self.isoDate(bucket.created)) + "</Bucket>"
+        }
+        xml += "</Buckets></ListAllMyBucketsResult>"
+        return xmlResponse(xml, requestID: requestID)
+    }
+
+    /// `2026-11-22T20:04:44.000Z`, as S3 writes dates in XML.
+    static func isoDate(_ seconds: Int64) -> String {
+        String(HTTPDate.formatRFC3339(seconds).dropLast()) + ".000Z"
+    }
+
+    /// The blob key of object `key` in `bucket`, after checking the bucket exists.
+    func blobKey(_ bucket: String, _ key: String) throws -> BlobKey {
+        try requireBucket(bucket)
+        guard key.utf8.count <= 1024 else { throw S3Error(.keyTooLong, "Your key is too long.") }
+        return try BlobKey(bucket + "/" + key)
+    }
+}
+
+/// Request ids: 16 hex digits, unique enough to find a request in the logs.
+enum FileSystemID {
+    static func next() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return hex((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) }).uppercased()
+    }
+}

@@ -1,0 +1,172 @@
+import BlobHTTP
+import BlobStore
+import CCrypto
+import MicroHTTPD
+
+/// AWS Signature Version 4 as S3 uses it: the `Authorization` header and presigned URLs.
+/// The canonical request is built from the raw request target as received (nothing decoded,
+/// nothing normalised), which is what the client signed.
+enum SigV4 {
+    /// What a request's signature says, before it is checked against the secret.
+    struct Signed: Equatable {
+        var accessKey: String
+        /// `YYYYMMDD` of the credential scope.
+        var scopeDate: String
+        var region: String
+        var service: String
+        /// Lowercase header names, as listed.
+        var signedHeaders: [String]
+        var signature: String
+        /// `YYYYMMDDTHHMMSSZ`.
+        var amzDate: String
+        /// The payload hash the signature covers (hex SHA-256, UNSIGNED-PAYLOAD, STREAMING-…).
+        var payloadHash: String
+        /// Seconds a presigned URL is valid; nil for header auth.
+        var expires: Int64?
+    }
+
+    /// Parses the signature of `head`: nil when the request is not signed with SigV4.
+    static func signed(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
+        if let authorization = head["Authorization"] {
+            guard authorization.hasPrefix("AWS4-HMAC-SHA256 ") else {
+                throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) signatures are supported.")
+            }
+            var fields: [String: String] = [:]
+            for part in authorization.dropFirst("AWS4-HMAC-SHA256 ".count).split(separator: ",") {
+                let pair = part.trimmingOWS().split(separator: "=", maxSplits: 1)
+                if pair.count == 2 { fields[String(pair[0])] = String(pair[1]) }
+            }
+            guard let credential = fields["Credential"], let headers = fields["SignedHeaders"],
+                  let signature = fields["Signature"] else {
+                throw S3Error(.authorizationHeaderMalformed, "The Authorization header lacks Credential, SignedHeaders or Signature.")
+            }
+            guard let amzDate = head["x-amz-date"] else {
+                throw S3Error(.accessDenied, "A signed request needs X-Amz-Date.")
+            }
+            guard let payloadHash = head["x-amz-content-sha256"] else {
+                throw S3Error(.invalidRequest, "A signed S3 request needs x-amz-content-sha256.")
+            }
+            return try parse(credential: credential, signedHeaders: headers, signature: signature,
+                             amzDate: amzDate, payloadHash: payloadHash, expires: nil)
+        }
+        func value(_ name: String) -> String? {
+            query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
+        }
+        guard let algorithm = value("X-Amz-Algorithm") else { return nil }
+        guard algorithm == "AWS4-HMAC-SHA256" else {
+            throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) presigned URLs are supported.")
+        }
+        guard let credential = value("X-Amz-Credential"), let headers = value("X-Amz-SignedHeaders"),
+              let signature = value("X-Amz-Signature"), let amzDate = value("X-Amz-Date"),
+              let expiresText = value("X-Amz-Expires"), let expires = Int64(expiresText) else {
+            throw S3Error(.authorizationQueryParametersError,
+                          "A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.")
+        }
+        guard (1...604_800).contains(expires) else {
+            throw S3Error(.authorizationQueryParametersError, "X-Amz-Expires must be between 1 and 604800 seconds (7 days).")
+        }
+        return try parse(credential: credential, signedHeaders: headers, signature: signature, amzDate: amzDate,
+                         payloadHash: head["x-amz-content-sha256"] ?? "UNSIGNED-PAYLOAD", expires: expires)
+    }
+
+    private static func parse(credential: String, signedHeaders: String, signature: String, amzDate: String,
+                              payloadHash: String, expires: Int64?) throws(S3Error) -> Signed {
+        let scope = credential.split(separator: "/", omittingEmptySubsequences: false)
+        guard scope.count == 5, scope[4] == "aws4_request", scope[1].count == 8 else {
+            throw S3Error(.authorizationHeaderMalformed, "The credential must be ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request.")
+        }
+        return Signed(accessKey: String(scope[0]), scopeDate: String(scope[1]), region: String(scope[2]),
+                      service: String(scope[3]), signedHeaders: signedHeaders.split(separator: ";").map { $0.lowercased() },
+                      signature: signature.lowercased(), amzDate: amzDate, payloadHash: payloadHash, expires: expires)
+    }
+
+    /// The canonical request (AWS: "Create a canonical request").
+    static func canonicalRequest(method: String, rawPath: [UInt8], query: [(name: String, value: [UInt8])],
+                                 headers: [(name: String, value: String)], signed: Signed) -> String {
+        var pairs: [(name: String, value: String)] = []
+        for item in query where item.name != "X-Amz-Signature" {
+            pairs.append((PercentEncoding.encodeComponent(item.name.utf8), PercentEncoding.encodeComponent(item.value)))
+        }
+        pairs.sort { a, b in a.name != b.name ? a.name < b.name : a.value < b.value }
+        let canonicalQuery = pairs.map { pair in pair.name + "=" + pair.value }.joined(separator: "&")
+        var canonicalHeaders = ""
+        for name in signed.signedHeaders {
+            let values = headers.filter { $0.name.lowercased() == name }.map { collapseSpaces($0.value) }
+            canonicalHeaders += name + ":" + values.joined(separator: ",") + "\n"
+        }
+        let path = rawPath.isEmpty ? "/" : String(decoding: rawPath, as: UTF8.self)
+        return [method, path, canonicalQuery, canonicalHeaders, signed.signedHeaders.joined(separator: ";"), signed.payloadHash]
+            .joined(separator: "\n")
+    }
+
+    /// The string to sign for `canonicalRequest`.
+    static func stringToSign(_ signed: Signed, canonicalRequest: String) -> String {
+        ["AWS4-HMAC-SHA256", signed.amzDate, scope(signed), hex(SHA256Hasher.hash(Array(canonicalRequest.utf8)))]
+            .joined(separator: "\n")
+    }
+
+    static func scope(_ signed: Signed) -> String {
+        "\(signed.scopeDate)/\(signed.region)/\(signed.service)/aws4_request"
+    }
+
+    /// The signing key: HMAC chain over date, region, service and "aws4_request".
+    static func signingKey(secret: String, _ signed: Signed) -> [UInt8] {
+        var key = hmac(Array(("AWS4" + secret).utf8), Array(signed.scopeDate.utf8))
+        key = hmac(key, Array(signed.region.utf8))
+        key = hmac(key, Array(signed.service.utf8))
+        return hmac(key, Array("aws4_request".utf8))
+    }
+
+    /// The hex signature of `stringToSign`.
+    static func signature(secret: String, _ signed: Signed, stringToSign: String) -> String {
+        hex(hmac(signingKey(secret: secret, signed), Array(stringToSign.utf8)))
+    }
+
+    /// HMAC-SHA256.
+    static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = key.withUnsafeBytes { key in
+            data.withUnsafeBytes { data in
+                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.bindMemory(to: UInt8.self).baseAddress,
+                     data.count, &out, &length)
+            }
+        }
+        return out
+    }
+
+    /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, or nil.
+    static func seconds(ofAmzDate text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            bytes[range].allSatisfy { (0x30...0x39).contains($0) } ? Int64(String(decoding: bytes[range], as: UTF8.self)) : nil
+        }
+        guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8),
+              let hour = number(9..<11), let minute = number(11..<13), let second = number(13..<15),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        // Days from the civil date (H. Hinnant's days_from_civil).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
+
+    private static func collapseSpaces(_ value: String) -> String {
+        var out = ""
+        var lastWasSpace = false
+        for character in value.trimmingOWS() {
+            if character == " " || character == "\t" {
+                if !lastWasSpace { out.append(" ") }
+                lastWasSpace = true
+            } else {
+                out.append(character)
+                lastWasSpace = false
+            }
+        }
+        return out
+    }
+}
