@@ -91,6 +91,18 @@ final class BlobdProcess: @unchecked Sendable {
     /// Everything blobd wrote to stderr so far.
     var stderr: String { stderrText.value.withLock { $0 } }
 
+    /// The S3 listener's port (started with `--s3-listen 127.0.0.1:0`), once it has said so.
+    var s3Port: Int? {
+        var port: Int?
+        eventually(within: 10) {
+            port = stderr.range(of: "blobd S3 listening on http://127.0.0.1:").flatMap { range in
+                Int(stderr[range.upperBound...].prefix { $0.isNumber })
+            }
+            return port != nil
+        }
+        return port
+    }
+
     /// Sends `signal` and waits (bounded) for exit; returns the exit status, nil if still running.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: Double = 30) -> Int32? {
