@@ -5,6 +5,8 @@
 # BLOBD_DATA_DIR and its other BLOBD_* variables, then its defaults (127.0.0.1:8080, ./data).
 LISTEN   ?=
 DATA_DIR ?=
+# The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
+S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev pkg-config curl python3-pip python3-yaml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,7 +24,7 @@ release: deps
 	swift build -c release --static-swift-stdlib
 
 run: release
-	.build/release/blobd $(if $(DATA_DIR),--data-dir $(DATA_DIR)) $(if $(LISTEN),--listen $(LISTEN))
+	.build/release/blobd $(if $(DATA_DIR),--data-dir $(DATA_DIR)) $(if $(LISTEN),--listen $(LISTEN)) $(if $(S3_LISTEN),--s3-listen $(S3_LISTEN))
 
 build: deps
 	swift build

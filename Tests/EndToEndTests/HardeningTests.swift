@@ -142,6 +142,10 @@ import Testing
         #expect(command.contains(".build/release/blobd"))
         #expect(!command.contains("--listen"), "\(command)")
         #expect(!command.contains("--data-dir"), "\(command)")
+        #expect(command.contains("--s3-listen 127.0.0.1:9000"), "make run serves S3 on 127.0.0.1:9000 by default: \(command)")
+        let s3 = try run("/usr/bin/env", ["BLOBD_S3_LISTEN=127.0.0.1:9100", "make", "-s", "-n", "-C", root, "run"])
+        let s3Command = String(decoding: s3.stdout, as: UTF8.self).split(separator: "\n").last { $0.contains("blobd") } ?? ""
+        #expect(!s3Command.contains("--s3-listen"), "BLOBD_S3_LISTEN reaches blobd: \(s3Command)")
         let set = try run("/usr/bin/make", ["-s", "-n", "-C", root, "run", "LISTEN=127.0.0.1:7000", "DATA_DIR=/srv/b"])
         let explicit = String(decoding: set.stdout, as: UTF8.self).split(separator: "\n").last { $0.contains("blobd") } ?? ""
         #expect(explicit.contains("--listen 127.0.0.1:7000"), "\(explicit)")

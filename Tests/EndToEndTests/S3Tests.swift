@@ -56,6 +56,9 @@ import Testing
             check(code(lambda: s3.create_bucket(Bucket="Bad_Name")) == ("InvalidBucketName", 400), "bucket name rules")
             check([b["Name"] for b in s3.list_buckets()["Buckets"]] == ["photos"], "list buckets")
             check(s3.get_bucket_location(Bucket="photos").get("LocationConstraint") in (None, ""), "location")
+            check("Status" not in s3.get_bucket_versioning(Bucket="photos"), "unversioned")
+            check([g["Permission"] for g in s3.get_bucket_acl(Bucket="photos")["Grants"]] == ["FULL_CONTROL"], "bucket acl")
+            check(code(lambda: s3.put_bucket_tagging(Bucket="photos", Tagging={"TagSet": []})) == ("NotImplemented", 501), "tagging")
 
             bodies = {"small.bin": os.urandom(2048), "dir/five-mib.bin": os.urandom(5 * 1024 * 1024),
                       "odd/&+-é\\" %.txt": b"odd key", "empty": b""}
