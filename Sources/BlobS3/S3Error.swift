@@ -21,6 +21,7 @@ struct S3Error: Error, Equatable {
         case invalidRange = "InvalidRange"
         case invalidRequest = "InvalidRequest"
         case keyTooLong = "KeyTooLongError"
+        case malformedXML = "MalformedXML"
         case methodNotAllowed = "MethodNotAllowed"
         case noSuchBucket = "NoSuchBucket"
         case noSuchKey = "NoSuchKey"

@@ -49,7 +49,7 @@ public final class S3Service: HTTPHandler {
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            try authorize(head, query: query, scope: Self.scope(head.method))
+            try authorize(head, query: query, scope: Self.scope(head.method, query: query))
             return try route(head, query: query, target: target, requestID: requestID)
         } catch {
             var failure = S3Error(error)
@@ -105,11 +105,12 @@ public final class S3Service: HTTPHandler {
         return .object(bucket: bucket, key: key)
     }
 
-    /// The scope a method needs.
-    static func scope(_ method: String) -> Scope {
+    /// The scope a request needs (DeleteObjects is a POST that deletes).
+    static func scope(_ method: String, query: [(name: String, value: [UInt8])]) -> Scope {
         switch method {
         case "GET", "HEAD": .read
         case "DELETE": .delete
+        case "POST" where query.contains { $0.name == "delete" }: .delete
         default: .write
         }
     }
@@ -183,10 +184,10 @@ public final class S3Service: HTTPHandler {
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
             return .respond(try list(name, query: query, requestID: requestID))
-        case (.bucket, "POST"):
-            throw S3Error(.notImplemented, "DeleteObjects is not implemented yet.")
+        case (.bucket(let name), "POST") where names.contains("delete"):
+            return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
         case (.object(let bucket, let key), "PUT"):
-            if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "CopyObject is not implemented yet.") }
+            if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
             if names.contains("acl") { throw S3Error(.notImplemented, "Changing an object's ACL is not implemented.") }
             return try receiveObject(head, bucket: bucket, key: key, requestID: requestID)
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):

@@ -115,6 +115,39 @@ import Testing
             """, port: port, blobd: blobd)
     }
 
+    /// CopyObject (COPY, REPLACE, self-copy, copy-source conditions) and DeleteObjects (Quiet,
+    /// absent keys, XML entities in keys).
+    @Test func boto3CopyAndBatchDelete() throws {
+        let (blobd, port, _) = try Self.start()
+        try Self.python(Self.client + """
+            s3.create_bucket(Bucket="copies")
+            body = os.urandom(3000000)
+            s3.put_object(Bucket="copies", Key="src", Body=body, ContentType="a/b", CacheControl="no-cache")
+            s3.copy_object(Bucket="copies", Key="dst one", CopySource={"Bucket": "copies", "Key": "src"})
+            got = s3.get_object(Bucket="copies", Key="dst one")
+            check(got["Body"].read() == body and got["ContentType"] == "a/b" and got["CacheControl"] == "no-cache", "COPY keeps bytes and attributes")
+            s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src", MetadataDirective="REPLACE", ContentType="c/d")
+            head = s3.head_object(Bucket="copies", Key="src")
+            check(head["ContentType"] == "c/d" and "CacheControl" not in head, "self-copy with REPLACE")
+            check(s3.get_object(Bucket="copies", Key="src")["Body"].read() == body, "self-copy keeps the bytes")
+            check(code(lambda: s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src")) == ("InvalidRequest", 400), "self-copy needs REPLACE")
+            check(code(lambda: s3.copy_object(Bucket="copies", Key="x", CopySource="copies/src", CopySourceIfMatch='"nope"'))
+                  == ("PreconditionFailed", 412), "copy-source-if-match")
+            check(code(lambda: s3.copy_object(Bucket="copies", Key="x", CopySource="copies/missing")) == ("NoSuchKey", 404), "missing source")
+            check(code(lambda: s3.copy_object(Bucket="copies", Key="dst one", CopySource="copies/src", IfNoneMatch="*"))
+                  == ("PreconditionFailed", 412), "create-only copy")
+
+            for i in range(5):
+                s3.put_object(Bucket="copies", Key="d/%d" % i, Body=b"x")
+            result = s3.delete_objects(Bucket="copies", Delete={"Objects": [{"Key": "d/%d" % i} for i in range(6)] + [{"Key": "a&b<c"}]})
+            check(sorted(d["Key"] for d in result["Deleted"]) == ["a&b<c"] + ["d/%d" % i for i in range(6)] and "Errors" not in result,
+                  "every key reported deleted, absent ones too: %r" % result)
+            quiet = s3.delete_objects(Bucket="copies", Delete={"Objects": [{"Key": "src"}], "Quiet": True})
+            check("Deleted" not in quiet and "Errors" not in quiet, "quiet")
+            check([c["Key"] for c in s3.list_objects_v2(Bucket="copies")["Contents"]] == ["dst one"], "what is left")
+            """, port: port, blobd: blobd)
+    }
+
     /// Presigned URLs used by curl, wrong keys and scopes, and hand-signed requests whose
     /// signature, date or expiry is off.
     @Test func signaturesAreChecked() throws {
