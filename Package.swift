@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // OpenSSL's libcrypto from Debian's libssl-dev: SHA-256 whose state can be saved.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // zlib from Debian's zlib1g-dev: CRC-32 for S3 checksums.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Linux file calls Swift's Glibc module does not expose (sync_file_range).
         .systemLibrary(name: "CFileSystem"),
         // setsockopt() without TCP_CORK, which libmicrohttpd sets on every large file response.
@@ -38,7 +40,7 @@ let package = Package(
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
         .target(name: "BlobS3", dependencies: [
-            "BlobHTTP", "BlobStore", "MicroHTTPD", "CCrypto",
+            "BlobHTTP", "BlobStore", "MicroHTTPD", "CCrypto", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [

@@ -21,6 +21,8 @@ struct S3Error: Error, Equatable {
         case invalidRange = "InvalidRange"
         case invalidRequest = "InvalidRequest"
         case keyTooLong = "KeyTooLongError"
+        case incompleteBody = "IncompleteBody"
+        case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
         case methodNotAllowed = "MethodNotAllowed"
         case noSuchBucket = "NoSuchBucket"
@@ -36,6 +38,7 @@ struct S3Error: Error, Equatable {
             switch self {
             case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
             case .noSuchBucket, .noSuchKey: 404
+            case .missingContentLength: 411
             case .methodNotAllowed: 405
             case .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
             case .preconditionFailed: 412

@@ -5,24 +5,40 @@ import MicroHTTPD
 extension S3Service {
     // MARK: PutObject
 
-    /// PutObject: the body streams into the store and is verified against x-amz-content-sha256
-    /// (a hex digest) before the atomic commit.
-    func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPRequestAction {
+    /// PutObject: the body streams into the store and is verified before the atomic commit:
+    /// against a hex x-amz-content-sha256, or chunk by chunk and by its trailer checksum when it
+    /// comes aws-chunked.
+    func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+                       requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
         var expectedSHA256: [UInt8]?
+        var chunked: (signing: AWSChunkedDecoder.Signing?, trailer: String?)?
         switch head["x-amz-content-sha256"] {
         case nil, "UNSIGNED-PAYLOAD":
             break
+        case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
+            chunked = (authorized.map { authorized in
+                AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
+                                          amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
+                                          previous: authorized.signed.signature)
+            }, nil)
+        case "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
+            chunked = (nil, head["x-amz-trailer"]?.trimmingOWS().description)
         case let value? where value.hasPrefix("STREAMING-"):
-            throw S3Error(.notImplemented, "aws-chunked payloads (\(value)) are not implemented yet; send UNSIGNED-PAYLOAD or the body's SHA-256.")
+            throw S3Error(.notImplemented, "The payload mode \(value) is not implemented; use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                          + "STREAMING-UNSIGNED-PAYLOAD-TRAILER, UNSIGNED-PAYLOAD or the body's SHA-256.")
         case let value?:
             guard let digest = Self.hexBytes(value), digest.count == 32 else {
-                throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD or a hex SHA-256.")
+                throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a STREAMING-* mode or a hex SHA-256.")
             }
             expectedSHA256 = digest
         }
-        if let encoding = head["Content-Encoding"], encoding.lowercased().contains("aws-chunked") {
-            throw S3Error(.notImplemented, "aws-chunked payloads are not implemented yet.")
+        var size = head["Content-Length"].flatMap { UInt64($0) }
+        if chunked != nil {
+            guard let decoded = head["x-amz-decoded-content-length"].flatMap({ UInt64($0) }) else {
+                throw S3Error(.missingContentLength, "An aws-chunked upload needs x-amz-decoded-content-length.")
+            }
+            size = decoded
         }
         let preconditions = Preconditions(head)
         if !preconditions.isEmpty, preconditions.evaluate(current: try store.record(for: blobKey), safe: false) == .failed {
@@ -30,9 +46,17 @@ extension S3Service {
         }
         let attributes = try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                                     contentDisposition: head["Content-Disposition"])
-        let stream = try store.beginWrite(expectedSize: head["Content-Length"].flatMap { UInt64($0) }, expectedSHA256: expectedSHA256)
+        let stream = try store.beginWrite(expectedSize: size, expectedSHA256: expectedSHA256)
+        let decoder: AWSChunkedDecoder?
+        do {
+            decoder = try chunked.map { try AWSChunkedDecoder(signing: $0.signing, trailer: $0.trailer) { try stream.write($0) } }
+        } catch {
+            stream.abandon()
+            throw error
+        }
         return .receive(S3PutConsumer(
-            service: self, stream: stream, key: blobKey, attributes: attributes, head: head, requestID: requestID,
+            service: self, stream: stream, decoder: decoder, expectedLength: chunked == nil ? nil : size,
+            key: blobKey, attributes: attributes, head: head, requestID: requestID,
             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
     }
 
@@ -203,6 +227,9 @@ extension S3Service {
 final class S3PutConsumer: HTTPBodyConsumer {
     private let service: S3Service
     private let stream: BlobWriteStream
+    /// The aws-chunked framing around the bytes, when the body has it.
+    private let decoder: AWSChunkedDecoder?
+    private let expectedLength: UInt64?
     private let key: BlobKey
     private let attributes: BlobAttributes
     private let head: HTTPRequestHead
@@ -210,10 +237,12 @@ final class S3PutConsumer: HTTPBodyConsumer {
     private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
 
-    init(service: S3Service, stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, head: HTTPRequestHead,
-         requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
+    init(service: S3Service, stream: BlobWriteStream, decoder: AWSChunkedDecoder?, expectedLength: UInt64?, key: BlobKey,
+         attributes: BlobAttributes, head: HTTPRequestHead, requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
         self.service = service
         self.stream = stream
+        self.decoder = decoder
+        self.expectedLength = expectedLength
         self.key = key
         self.attributes = attributes
         self.head = head
@@ -224,13 +253,20 @@ final class S3PutConsumer: HTTPBodyConsumer {
     func consume(_ chunk: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         do {
-            try stream.write(chunk)
+            if let decoder { try decoder.feed(chunk) } else { try stream.write(chunk) }
         } catch {
             failure = error
         }
     }
 
     func finish(_ responder: HTTPResponder) {
+        if failure == nil, let decoder {
+            if !decoder.isComplete {
+                failure = S3Error(.incompleteBody, "The request body ended inside its aws-chunked framing.")
+            } else if let expectedLength, decoder.decodedLength != expectedLength {
+                failure = S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
+            }
+        }
         let handover = Handover(value: self)
         service.committers.submit {
             handover.value.commit { responder.send($0) }

@@ -49,8 +49,8 @@ public final class S3Service: HTTPHandler {
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            try authorize(head, query: query, scope: Self.scope(head.method, query: query))
-            return try route(head, query: query, target: target, requestID: requestID)
+            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, query: query))
+            return try route(head, query: query, target: target, authorized: authorized, requestID: requestID)
         } catch {
             var failure = S3Error(error)
             failure.bucket = failure.bucket ?? bucketName
@@ -115,12 +115,18 @@ public final class S3Service: HTTPHandler {
         }
     }
 
+    /// A request whose signature checked out: what it signed and the key that signed it.
+    struct Authorized {
+        let signed: SigV4.Signed
+        let secret: String
+    }
+
     /// Checks the SigV4 signature (header or presigned URL) against the access key's secret, and
-    /// the key's scopes. In open access (no tokens file) signatures are not checked.
-    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope) throws(S3Error) {
-        guard !access.isOpen else { return }
+    /// the key's scopes. In open access (no tokens file) signatures are not checked (nil).
+    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope) throws(S3Error) -> Authorized? {
+        guard !access.isOpen else { return nil }
         guard let signed = try SigV4.signed(head, query: query) else {
-            if access.publicRead && scope == .read { return }
+            if access.publicRead && scope == .read { return nil }
             throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
         }
         guard let key = access.s3Key(signed.accessKey) else {
@@ -146,10 +152,11 @@ public final class S3Service: HTTPHandler {
         guard key.scopes.contains(scope) else {
             throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
         }
+        return Authorized(signed: signed, secret: key.secret)
     }
 
     private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
-                       requestID: String) throws -> HTTPRequestAction {
+                       authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
         let names = Set(query.map(\.name))
         for unsupported in ["uploads", "uploadId", "tagging", "policy", "lifecycle", "cors", "website", "replication",
                             "encryption", "object-lock", "retention", "legal-hold", "notification", "logging", "torrent"]
@@ -189,7 +196,7 @@ public final class S3Service: HTTPHandler {
         case (.object(let bucket, let key), "PUT"):
             if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
             if names.contains("acl") { throw S3Error(.notImplemented, "Changing an object's ACL is not implemented.") }
-            return try receiveObject(head, bucket: bucket, key: key, requestID: requestID)
+            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
             if names.contains("acl") {
                 _ = try blobKey(bucket, key)

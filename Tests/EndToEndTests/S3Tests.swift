@@ -223,6 +223,70 @@ import Testing
             """, port: port, blobd: blobd)
     }
 
+    /// aws-chunked bodies, built by the book: signed chunks (what minio-go, and so restic,
+    /// sends), and unsigned chunks with a checksum trailer (what boto3 and aws-cli send over
+    /// https). The framing is never stored; a bad chunk signature or checksum stores nothing.
+    @Test func awsChunkedPayloads() throws {
+        let (blobd, port, _) = try Self.start()
+        try Self.python(Self.client + """
+            import datetime, hmac, http.client, base64, zlib, urllib.parse
+            s3.create_bucket(Bucket="chunks")
+            host = urllib.parse.urlparse(os.environ["ENDPOINT"]).netloc
+            def h(key, msg): return hmac.new(key, msg.encode(), hashlib.sha256).digest()
+            def put(key, chunks, mode, trailer=None, tamper=False, extra_headers={}):
+                now = datetime.datetime.now(datetime.timezone.utc)
+                date, stamp = now.strftime("%Y%m%d"), now.strftime("%Y%m%dT%H%M%SZ")
+                scope = date + "/us-east-1/s3/aws4_request"
+                signing = h(h(h(h(("AWS4" + os.environ["SECRET"]).encode(), date), "us-east-1"), "s3"), "aws4_request")
+                decoded = sum(len(c) for c in chunks)
+                headers = {"host": host, "x-amz-content-sha256": mode, "x-amz-date": stamp,
+                           "x-amz-decoded-content-length": str(decoded), "content-encoding": "aws-chunked"}
+                if trailer: headers["x-amz-trailer"] = trailer[0]
+                headers.update(extra_headers)
+                names = sorted(headers)
+                canonical = "\\n".join(["PUT", "/chunks/" + key, "", "".join("%s:%s\\n" % (n, headers[n]) for n in names), ";".join(names), mode])
+                sts = "\\n".join(["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+                previous = hmac.new(signing, sts.encode(), hashlib.sha256).hexdigest()
+                headers["Authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s,SignedHeaders=%s,Signature=%s" % (os.environ["KEY"], scope, ";".join(names), previous)
+                body = b""
+                for data in list(chunks) + [b""]:
+                    if mode == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
+                        sts = "\\n".join(["AWS4-HMAC-SHA256-PAYLOAD", stamp, scope, previous, hashlib.sha256(b"").hexdigest(), hashlib.sha256(data).hexdigest()])
+                        previous = hmac.new(signing, sts.encode(), hashlib.sha256).hexdigest()
+                        body += b"%x;chunk-signature=%s\\r\\n" % (len(data), previous.encode())
+                    else:
+                        body += b"%x\\r\\n" % len(data)
+                    if data: body += (data[:-1] + b"!" if tamper and data is chunks[-1] else data) + b"\\r\\n"
+                if trailer: body += ("%s:%s\\r\\n" % trailer).encode()
+                body += b"\\r\\n"
+                del headers["host"]
+                connection = http.client.HTTPConnection(host)
+                connection.request("PUT", "/chunks/" + key, body=body, headers=headers)
+                response = connection.getresponse()
+                return response.status, response.read()
+            chunks = [os.urandom(65536), os.urandom(65536), os.urandom(1000)]
+            whole = b"".join(chunks)
+            status, text = put("signed", chunks, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD")
+            check(status == 200, "signed chunks: %r" % text)
+            check(s3.get_object(Bucket="chunks", Key="signed")["Body"].read() == whole, "signed chunks stored without framing")
+            status, text = put("tampered", chunks, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD", tamper=True)
+            check(status == 403 and b"SignatureDoesNotMatch" in text, "an altered chunk: %r" % text)
+            check(code(lambda: s3.head_object(Bucket="chunks", Key="tampered")) == ("404", 404), "nothing stored")
+
+            crc32 = base64.b64encode(zlib.crc32(whole).to_bytes(4, "big")).decode()
+            status, text = put("crc32", chunks, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-crc32", crc32))
+            check(status == 200, "crc32 trailer: %r" % text)
+            check(s3.get_object(Bucket="chunks", Key="crc32")["Body"].read() == whole, "trailer upload stored")
+            sha = base64.b64encode(hashlib.sha256(whole).digest()).decode()
+            check(put("sha256", chunks, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-sha256", sha))[0] == 200, "sha256 trailer")
+            status, text = put("crc32c", [b"123456789"], "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-crc32c", "4waSgw=="))
+            check(status == 200, "crc32c of the check string: %r" % text)
+            status, text = put("bad-crc", chunks, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-crc32", "AAAAAA=="))
+            check(status == 400 and b"BadDigest" in text, "a wrong trailer checksum: %r" % text)
+            check(code(lambda: s3.head_object(Bucket="chunks", Key="bad-crc")) == ("404", 404), "nothing stored")
+            """, port: port, blobd: blobd)
+    }
+
     /// aws-cli's high-level commands (files below its 8 MiB multipart threshold).
     @Test func awsCLI() throws {
         let (blobd, port, dir) = try Self.start()
