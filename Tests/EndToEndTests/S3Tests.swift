@@ -287,6 +287,34 @@ import Testing
             """, port: port, blobd: blobd)
     }
 
+    /// restic (through minio-go, which signs every chunk): init, backup, check --read-data,
+    /// restore byte for byte, forget --prune.
+    @Test func restic() throws {
+        let (blobd, port, dir) = try Self.start()
+        let source = dir.path + "/source"
+        try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
+        let files = ["a.bin": testBytes(3_000_000, seed: 71), "sub/b.txt": Array("hello\n".utf8), "big.bin": testBytes(20_000_000, seed: 72)]
+        for (name, bytes) in files { _ = dir.file("source/" + name, bytes) }
+        let environment = ["AWS_ACCESS_KEY_ID=\(Self.accessKey)", "AWS_SECRET_ACCESS_KEY=\(Self.secret)", "RESTIC_PASSWORD=test-password",
+                           "RESTIC_REPOSITORY=s3:http://127.0.0.1:\(port)/restic", "RESTIC_CACHE_DIR=\(dir.path)/cache"]
+        func restic(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            let result = try run("/usr/bin/env", environment + ["restic"] + arguments, timeout: 300)
+            return (result.status, String(decoding: result.stdout, as: UTF8.self) + result.stderr)
+        }
+        for step in [["init"], ["backup", source], ["backup", source], ["check", "--read-data"],
+                     ["restore", "latest", "--target", dir.path + "/restored"], ["forget", "--keep-last", "1", "--prune"],
+                     ["check", "--read-data"]] {
+            let result = try restic(step)
+            #expect(result.status == 0, "restic \(step.joined(separator: " ")): \(result.output)")
+        }
+        for (name, bytes) in files {
+            let restored = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path + "/restored" + source + "/" + name)))
+            #expect(sha256Hex(restored) == sha256Hex(bytes), "\(name) restored byte for byte")
+        }
+        #expect(try restic(["snapshots", "--json"]).output.components(separatedBy: "\"short_id\"").count == 2, "one snapshot left")
+        _ = blobd
+    }
+
     /// aws-cli's high-level commands (files below its 8 MiB multipart threshold).
     @Test func awsCLI() throws {
         let (blobd, port, dir) = try Self.start()
