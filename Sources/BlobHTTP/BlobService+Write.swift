@@ -12,7 +12,8 @@ extension BlobService {
             throw StoreError.preconditionFailed
         }
         let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
-                                             contentDisposition: head["Content-Disposition"])
+                                             contentDisposition: head["Content-Disposition"],
+                                             contentEncoding: head["Content-Encoding"], expires: head["Expires"])
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
         return .receive(UploadConsumer(
@@ -30,18 +31,33 @@ extension BlobService {
     /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
     /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400; an
     /// absent or empty media type is `application/octet-stream`.
-    public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?) throws(HTTPError) -> BlobAttributes {
-        func value(_ text: String?, _ name: String) throws(HTTPError) -> String? {
-            guard let text else { return nil }
-            let trimmed = text.trimmingOWS()
-            guard trimmed.utf8.count <= 1024, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
-                throw .badRequest("\(name) must be at most 1024 bytes of visible ASCII, spaces and tabs.")
-            }
-            return trimmed.isEmpty ? nil : String(trimmed)
+    public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?,
+                                  contentEncoding: String? = nil, expires: String? = nil,
+                                  userMetadata: [(name: String, value: String)] = []) throws(HTTPError) -> BlobAttributes {
+        var metadata: [BlobAttributes.UserMetadatum] = []
+        var metadataBytes = 0
+        for (name, text) in userMetadata {
+            let lowered = name.lowercased()
+            guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
+            metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)") ?? ""))
+            metadataBytes += lowered.utf8.count + (metadata.last?.value.utf8.count ?? 0)
         }
-        return BlobAttributes(contentType: try value(contentType, "Content-Type") ?? "application/octet-stream",
-                              cacheControl: try value(cacheControl, "Cache-Control"),
-                              contentDisposition: try value(contentDisposition, "Content-Disposition"))
+        guard metadataBytes <= 2048 else { throw .badRequest("User metadata is limited to 2 KB, as in S3.") }
+        return BlobAttributes(contentType: try fieldValue(contentType, "Content-Type") ?? "application/octet-stream",
+                              cacheControl: try fieldValue(cacheControl, "Cache-Control"),
+                              contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),
+                              contentEncoding: try fieldValue(contentEncoding, "Content-Encoding"),
+                              expires: try fieldValue(expires, "Expires"), userMetadata: metadata)
+    }
+
+    /// A stored header value: at most 1024 bytes of visible ASCII, spaces and tabs (nil if empty).
+    static func fieldValue(_ text: String?, _ name: String) throws(HTTPError) -> String? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingOWS()
+        guard trimmed.utf8.count <= 1024, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
+            throw .badRequest("\(name) must be at most 1024 bytes of visible ASCII, spaces and tabs.")
+        }
+        return trimmed.isEmpty ? nil : String(trimmed)
     }
 
     /// The sha-256 of `Content-Digest` (or `Repr-Digest`, the same for an uncoded full PUT).

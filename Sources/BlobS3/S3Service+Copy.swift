@@ -31,10 +31,7 @@ extension S3Service {
         guard sourceConditions.evaluate(current: blob.record, safe: true) == .proceed else {
             throw S3Error(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
         }
-        let attributes = directive == "REPLACE"
-            ? try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
-                                         contentDisposition: head["Content-Disposition"])
-            : blob.record.attributes
+        let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
         let preconditions = Preconditions(head)
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
         return .receive(CopyJob(service: self, source: blob, stream: stream, destination: destination, attributes: attributes,

@@ -44,8 +44,7 @@ extension S3Service {
         if !preconditions.isEmpty, preconditions.evaluate(current: try store.record(for: blobKey), safe: false) == .failed {
             throw StoreError.preconditionFailed
         }
-        let attributes = try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
-                                                    contentDisposition: head["Content-Disposition"])
+        let attributes = try Self.attributes(head)
         let stream = try store.beginWrite(expectedSize: size, expectedSHA256: expectedSHA256)
         let decoder: AWSChunkedDecoder?
         do {
@@ -58,6 +57,20 @@ extension S3Service {
             service: self, stream: stream, decoder: decoder, expectedLength: chunked == nil ? nil : size,
             key: blobKey, attributes: attributes, head: head, requestID: requestID,
             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+    }
+
+    /// What a PutObject, or a CopyObject with REPLACE, stores with the object: the standard
+    /// headers and `x-amz-meta-*`; `aws-chunked` is dropped from Content-Encoding (it is framing).
+    static func attributes(_ head: HTTPRequestHead) throws -> BlobAttributes {
+        let encoding = head["Content-Encoding"].map { value in
+            value.split(separator: ",").map { $0.trimmingOWS() }.filter { $0.lowercased() != "aws-chunked" }.joined(separator: ", ")
+        }
+        let prefix = "x-amz-meta-"
+        let metadata = head.headers.filter { $0.name.lowercased().hasPrefix(prefix) }
+            .map { (name: String($0.name.dropFirst(prefix.count)), value: $0.value) }
+        return try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
+                                          contentDisposition: head["Content-Disposition"], contentEncoding: encoding,
+                                          expires: head["Expires"], userMetadata: metadata)
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {
@@ -90,6 +103,9 @@ extension S3Service {
         }
         headers.append(("Content-Type", record.contentType))
         if let disposition = record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
+        if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
+        if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
+        for field in record.attributes.userMetadata { headers.append(("x-amz-meta-" + field.name, field.value)) }
         var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)
         var status = 200
         // S3 serves one range; a header it cannot use is ignored (the whole object).

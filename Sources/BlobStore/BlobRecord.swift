@@ -8,38 +8,33 @@ public struct BlobRecord: Sendable, Equatable {
     public var size: UInt64
     /// SHA-256 of the content (32 bytes).
     public var sha256: [UInt8]
-    /// Media type given at upload.
-    public var contentType: String
     /// Commit time, seconds since the Unix epoch.
     public var modified: Int64
-    /// `Cache-Control` given at upload, sent with every GET and HEAD; nil when none was.
-    public var cacheControl: String?
-    /// `Content-Disposition` given at upload, sent with every GET and HEAD; nil when none was.
-    public var contentDisposition: String?
+    /// What the upload said about the blob: media type, standard headers, user metadata.
+    public var attributes: BlobAttributes
 
-    /// Creates a record.
-    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64,
-                cacheControl: String? = nil, contentDisposition: String? = nil) {
+    /// Creates a record with the attributes an upload gave.
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64) {
         self.key = key
         self.version = version
         self.size = size
         self.sha256 = sha256
-        self.contentType = contentType
+        self.attributes = attributes
         self.modified = modified
-        self.cacheControl = cacheControl
-        self.contentDisposition = contentDisposition
     }
 
-    /// Creates a record with the attributes an upload gave.
-    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64) {
-        self.init(key: key, version: version, size: size, sha256: sha256, contentType: attributes.contentType,
-                  modified: modified, cacheControl: attributes.cacheControl, contentDisposition: attributes.contentDisposition)
+    /// Creates a record with a media type and no other attributes.
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64) {
+        self.init(key: key, version: version, size: size, sha256: sha256,
+                  attributes: BlobAttributes(contentType: contentType), modified: modified)
     }
 
-    /// The attributes the upload gave.
-    public var attributes: BlobAttributes {
-        BlobAttributes(contentType: contentType, cacheControl: cacheControl, contentDisposition: contentDisposition)
-    }
+    /// Media type given at upload.
+    public var contentType: String { attributes.contentType }
+    /// `Cache-Control` given at upload, sent with every GET and HEAD; nil when none was.
+    public var cacheControl: String? { attributes.cacheControl }
+    /// `Content-Disposition` given at upload, sent with every GET and HEAD; nil when none was.
+    public var contentDisposition: String? { attributes.contentDisposition }
 
     /// The SHA-256 as lowercase hex.
     public var sha256Hex: String { hex(sha256) }
@@ -67,12 +62,46 @@ public struct BlobAttributes: Sendable, Equatable {
     public var cacheControl: String?
     /// `Content-Disposition` for the blob's responses.
     public var contentDisposition: String?
+    /// `Content-Encoding` of the stored bytes (`gzip`, ...), sent with every GET and HEAD.
+    public var contentEncoding: String?
+    /// `Expires` for the blob's responses, as given.
+    public var expires: String?
+    /// User metadata (S3's `x-amz-meta-NAME`): lowercase names, in name order.
+    public var userMetadata: [UserMetadatum]
+
+    /// One user metadata field.
+    public struct UserMetadatum: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     /// Creates attributes.
-    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentDisposition: String? = nil) {
+    public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentDisposition: String? = nil,
+                contentEncoding: String? = nil, expires: String? = nil, userMetadata: [UserMetadatum] = []) {
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.contentDisposition = contentDisposition
+        self.contentEncoding = contentEncoding
+        self.expires = expires
+        self.userMetadata = userMetadata.sorted { $0.name < $1.name }
+    }
+
+    /// The user metadata as stored in the index: `name:value` lines (values hold no line breaks).
+    public var userMetadataText: String? {
+        userMetadata.isEmpty ? nil : userMetadata.map { $0.name + ":" + $0.value }.joined(separator: "\n")
+    }
+
+    /// User metadata from its stored text.
+    public static func userMetadata(fromText text: String?) -> [UserMetadatum] {
+        (text ?? "").split(separator: "\n").compactMap { line -> UserMetadatum? in
+            let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            return UserMetadatum(name: String(parts[0]), value: String(parts[1]))
+        }
     }
 }
 

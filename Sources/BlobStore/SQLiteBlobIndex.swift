@@ -115,6 +115,16 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         migrator.registerMigration("3-buckets") { db in
             try db.execute(sql: "CREATE TABLE buckets (name TEXT PRIMARY KEY, created INTEGER NOT NULL) WITHOUT ROWID")
         }
+        migrator.registerMigration("4-more-attributes") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN content_encoding TEXT;
+                ALTER TABLE blobs ADD COLUMN expires TEXT;
+                ALTER TABLE blobs ADD COLUMN user_metadata TEXT;
+                ALTER TABLE uploads ADD COLUMN content_encoding TEXT;
+                ALTER TABLE uploads ADD COLUMN expires_header TEXT;
+                ALTER TABLE uploads ADD COLUMN user_metadata TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -191,15 +201,18 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         guard request.condition?(current) ?? false else { return .failure(.preconditionFailed) }
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
-            INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,
+                               content_encoding, expires, user_metadata)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
                 sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
-                cache_control = excluded.cache_control, content_disposition = excluded.content_disposition
+                cache_control = excluded.cache_control, content_disposition = excluded.content_disposition,
+                content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition,
+                record.attributes.contentEncoding, record.attributes.expires, record.attributes.userMetadataText,
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -342,8 +355,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         try write { db in
             try db.execute(sql: """
                 INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key,
-                                     cache_control, content_disposition)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     cache_control, content_disposition, content_encoding, expires_header, user_metadata)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: Self.arguments(upload))
         }
     }
@@ -361,7 +374,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
             try db.execute(sql: """
                 UPDATE uploads SET length = ?2, offset = ?3, hash_state = ?4, metadata = ?5, key = ?6,
                     content_type = ?7, expires = ?8, completed_key = ?9, cache_control = ?10,
-                    content_disposition = ?11 WHERE id = ?1
+                    content_disposition = ?11, content_encoding = ?12, expires_header = ?13, user_metadata = ?14 WHERE id = ?1
                 """, arguments: Self.arguments(upload))
         }
     }
@@ -377,7 +390,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
     private static func arguments(_ upload: UploadRecord) -> StatementArguments {
         [upload.id, upload.length.map { Int64($0) }, Int64(upload.offset), Data(upload.hashState), upload.metadata,
          upload.key.map { Data($0.bytes) }, upload.attributes.contentType, upload.expires, upload.completedKey.map { Data($0.bytes) },
-         upload.attributes.cacheControl, upload.attributes.contentDisposition]
+         upload.attributes.cacheControl, upload.attributes.contentDisposition, upload.attributes.contentEncoding,
+         upload.attributes.expires, upload.attributes.userMetadataText]
     }
 
     private static func upload(from row: Row) -> UploadRecord? {
@@ -390,7 +404,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
             id: row["id"], length: length.map { UInt64(max(0, $0)) }, offset: UInt64(max(0, offset)),
             hashState: Array(hashState), metadata: row["metadata"], key: key.flatMap { try? BlobKey(validating: $0) },
             attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
-                                       contentDisposition: row["content_disposition"]),
+                                       contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
+                                       expires: row["expires_header"],
+                                       userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
             expires: row["expires"],
             completedKey: completed.flatMap { try? BlobKey(validating: $0) })
     }
@@ -420,8 +436,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         let size: Int64 = row["size"]
         let sha256: Data = row["sha256"]
         return BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),
-                          sha256: Array(sha256), contentType: row["content_type"], modified: row["modified"],
-                          cacheControl: row["cache_control"], contentDisposition: row["content_disposition"])
+                          sha256: Array(sha256),
+                          attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
+                                                     contentDisposition: row["content_disposition"],
+                                                     contentEncoding: row["content_encoding"], expires: row["expires"],
+                                                     userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
+                          modified: row["modified"])
     }
 
     /// A write transaction, durable when this returns.

@@ -341,6 +341,13 @@ import Testing
         #expect(viaTus.header("Cache-Control") == "private, max-age=60")
         #expect(viaTus.header("Content-Disposition") == "inline; filename=\"a.txt\"")
 
+        // Content-Encoding and Expires are stored too: a gzip blob comes back labelled as one.
+        #expect(try curl(["-X", "PUT", "-H", "Content-Encoding: gzip", "-H", "Expires: Wed, 02 Jan 2030 03:04:05 GMT",
+                          "--data-binary", "gz", b + "/v1/blobs/z.gz"]).status == 201)
+        let zipped = try curl(["-I", b + "/v1/blobs/z.gz"])
+        #expect(zipped.header("Content-Encoding") == "gzip")
+        #expect(zipped.header("Expires") == "Wed, 02 Jan 2030 03:04:05 GMT")
+
         // A value that cannot be a header field is refused before anything is stored.
         let injected = try tus.create(length: 3, metadata: ["key": "bad", "content-disposition": "inline\r\nSet-Cookie: x=1"])
         #expect(injected.status == 400)

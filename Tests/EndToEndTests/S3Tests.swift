@@ -122,13 +122,22 @@ import Testing
         try Self.python(Self.client + """
             s3.create_bucket(Bucket="copies")
             body = os.urandom(3000000)
-            s3.put_object(Bucket="copies", Key="src", Body=body, ContentType="a/b", CacheControl="no-cache")
+            import datetime
+            expires = datetime.datetime(2030, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+            s3.put_object(Bucket="copies", Key="src", Body=body, ContentType="a/b", CacheControl="no-cache", ContentEncoding="identity",
+                          Expires=expires, Metadata={"Color": "blue", "mtime": "1700000000.5"})
+            head = s3.head_object(Bucket="copies", Key="src")
+            check(head["Metadata"] == {"color": "blue", "mtime": "1700000000.5"}, "x-amz-meta-*: %r" % head["Metadata"])
+            check(head["ContentEncoding"] == "identity" and head["Expires"] == expires, "Content-Encoding and Expires: %r" % head)
             s3.copy_object(Bucket="copies", Key="dst one", CopySource={"Bucket": "copies", "Key": "src"})
             got = s3.get_object(Bucket="copies", Key="dst one")
             check(got["Body"].read() == body and got["ContentType"] == "a/b" and got["CacheControl"] == "no-cache", "COPY keeps bytes and attributes")
-            s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src", MetadataDirective="REPLACE", ContentType="c/d")
+            check(got["Metadata"] == {"color": "blue", "mtime": "1700000000.5"}, "COPY keeps user metadata")
+            s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src", MetadataDirective="REPLACE", ContentType="c/d",
+                           Metadata={"mtime": "1800000000"})
             head = s3.head_object(Bucket="copies", Key="src")
             check(head["ContentType"] == "c/d" and "CacheControl" not in head, "self-copy with REPLACE")
+            check(head["Metadata"] == {"mtime": "1800000000"}, "REPLACE replaces user metadata (rclone sets mtime this way)")
             check(s3.get_object(Bucket="copies", Key="src")["Body"].read() == body, "self-copy keeps the bytes")
             check(code(lambda: s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src")) == ("InvalidRequest", 400), "self-copy needs REPLACE")
             check(code(lambda: s3.copy_object(Bucket="copies", Key="x", CopySource="copies/src", CopySourceIfMatch='"nope"'))
