@@ -176,6 +176,12 @@ public final class BlobService: HTTPHandler {
 
     /// Decodes and validates a key from the path: strict percent-decoding, then the key rules.
     static func key(_ raw: ArraySlice<UInt8>) throws -> BlobKey {
+        // Intermediaries rewrite `//` and strip trailing slashes: a slash of the key's own that
+        // would make an empty segment in the path travels as %2F.
+        let slash = UInt8(ascii: "/")
+        if raw.first == slash || raw.last == slash || zip(raw, raw.dropFirst()).contains(where: { $0 == slash && $1 == slash }) {
+            throw HTTPError.badRequest("The key's path has an empty segment; send a slash that belongs to the key as %2F.")
+        }
         guard let bytes = PercentEncoding.decode(raw) else {
             throw HTTPError.badRequest("The key has an invalid percent-encoding (a % must be followed by two hex digits).")
         }
@@ -239,7 +245,9 @@ public final class BlobService: HTTPHandler {
 
     /// The `Location` of a key.
     static func location(of key: BlobKey) -> String {
-        "/v1/blobs/" + PercentEncoding.encodePath(key.rawValue)
+        let text = key.rawValue
+        let hasEmptySegment = text.hasPrefix("/") || text.hasSuffix("/") || text.contains("//")
+        return "/v1/blobs/" + (hasEmptySegment ? PercentEncoding.encodeComponent(text.utf8) : PercentEncoding.encodePath(text))
     }
 
     /// The JSON description of a blob, as PUT, POST and the listing return it.

@@ -1,8 +1,9 @@
-/// A validated blob key: 1...1024 bytes of UTF-8, `/`-separated segments, none empty, `.` or
-/// `..`, and no control characters. Keys are byte strings: no normalisation is applied.
+/// A validated blob key: 1...1088 bytes of UTF-8, `/`-separated segments, none `.` or `..`, and
+/// no control characters. Segments may be empty (`dir/`, `a//b`), as S3 keys are; /v1 names such
+/// keys with `%2F`. Keys are byte strings: no normalisation is applied.
 public struct BlobKey: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// Longest key, in bytes.
-    public static let maxLength = 1024
+    /// Longest key, in bytes: an S3 key of 1024 bytes under a bucket name of up to 63 and its slash.
+    public static let maxLength = 1088
 
     /// The key's text.
     public let rawValue: String
@@ -47,8 +48,7 @@ public struct BlobKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     private static func checkSegment(length: Int, isDots: Bool) throws(StoreError) {
-        if length == 0 { throw .invalidKey("the key has an empty segment") }
-        if isDots && length <= 2 { throw .invalidKey("the key has a '.' or '..' segment") }
+        if isDots && (1...2).contains(length) { throw .invalidKey("the key has a '.' or '..' segment") }
     }
 
     /// Validates a key given as text.

@@ -28,9 +28,19 @@ import Testing
     }
 
     @Test func lengthLimit() throws {
-        #expect(try key(String(repeating: "k", count: 1024)).bytes.count == 1024)
-        #expect(throws: StoreError.self) { try key(String(repeating: "k", count: 1025)) }
-        #expect(throws: StoreError.self) { try key(String(repeating: "%C3%A9", count: 513)) }
+        #expect(try key(String(repeating: "k", count: 1088)).bytes.count == 1088)
+        #expect(throws: StoreError.self) { try key(String(repeating: "k", count: 1089)) }
+        #expect(throws: StoreError.self) { try key(String(repeating: "%C3%A9", count: 545)) }
+    }
+
+    /// Empty segments are named with %2F; the path itself never has one.
+    @Test func emptySegmentsTravelAsEscapedSlashes() throws {
+        #expect(try key("dir%2F").rawValue == "dir/")
+        #expect(try key("a%2F%2Fb").rawValue == "a//b")
+        #expect(try key("%2Flead").rawValue == "/lead")
+        #expect(try key("a/b%2F").rawValue == "a/b/")
+        #expect(BlobService.location(of: try BlobKey("a//b")) == "/v1/blobs/a%2F%2Fb")
+        #expect(BlobService.location(of: try BlobKey("a/b")) == "/v1/blobs/a/b")
     }
 
     @Test func routes() throws {

@@ -295,9 +295,15 @@ func filesIn(_ path: String) -> [String] {
         #expect(try store.list(after: Array("ab".utf8), limit: 100).map(\.key.rawValue) == ["é", "€"])
     }
 
-    @Test(arguments: ["", ".", "..", "a/../b", "a//b", "/a", "a/", "a\u{0}b", "a\u{7F}", "a\nb"])
+    @Test(arguments: ["", ".", "..", "a/../b", "a/./b", "./a", "a\u{0}b", "a\u{7F}", "a\nb", String(repeating: "k", count: 1089)])
     func invalidKeys(_ key: String) {
         #expect(throws: StoreError.self) { try BlobKey(key) }
+    }
+
+    /// S3 keys: empty segments, leading and trailing slashes, and 1024 bytes under a bucket.
+    @Test(arguments: ["a//b", "/a", "a/", "dir/", "/", "b/" + String(repeating: "k", count: 1024), "a/.../b", ".x"])
+    func keysWithEmptySegmentsAreValid(_ key: String) throws {
+        #expect(try BlobKey(key).rawValue == key)
     }
 
     @Test func keyBytesAreNotNormalised() throws {

@@ -28,7 +28,7 @@ import Testing
         let blobd = try BlobdProcess()
         let base = blobd.baseURL + "/v1/blobs/"
         for bad in ["a%00b", "a%0Ab", "%7F", "a/../b", "..", "a/./b", "a//b", "a/", "%ZZ", "%F", "%FF%FE", "%C3",
-                    String(repeating: "k", count: 1025)] {
+                    String(repeating: "k", count: 1089)] {
             let response = try curl(["-X", "PUT", "--data-binary", "x", base + bad])
             #expect(response.status == 400, "\(bad)")
             #expect(response.header("Content-Type") == "application/problem+json")
@@ -45,8 +45,16 @@ import Testing
         #expect(try curl(["-X", "PUT", "--data-binary", "nfd", base + "cafe%CC%81"]).status == 201)
         #expect(try curl([base + "caf%C3%A9"]).text == "nfc")
         #expect(try curl([base + "cafe%CC%81"]).text == "nfd")
-        let longest = String(repeating: "k", count: 1024)
+        let longest = String(repeating: "k", count: 1088)
         #expect(try curl(["-X", "PUT", "--data-binary", "long", base + longest]).status == 201)
+        // A key's own empty segments travel as %2F, and Location names them the same way.
+        let directory = try curl(["-X", "PUT", "--data-binary", "marker", base + "photos%2F"])
+        #expect(directory.status == 201)
+        #expect(directory.json["key"] as? String == "photos/")
+        #expect(directory.header("Location") == "/v1/blobs/photos%2F")
+        #expect(try curl(["-X", "PUT", "--data-binary", "double", base + "a%2F%2Fb"]).json["key"] as? String == "a//b")
+        #expect(try curl([base + "a%2F%2Fb"]).text == "double")
+        #expect(try curl([base + "photos%2F"]).text == "marker")
     }
 
     @Test func headHasNoBody() throws {

@@ -61,7 +61,8 @@ import Testing
             check(code(lambda: s3.put_bucket_tagging(Bucket="photos", Tagging={"TagSet": []})) == ("NotImplemented", 501), "tagging")
 
             bodies = {"small.bin": os.urandom(2048), "dir/five-mib.bin": os.urandom(5 * 1024 * 1024),
-                      "odd/&+-é\\" %.txt": b"odd key", "empty": b""}
+                      "odd/&+-é\\" %.txt": b"odd key", "empty": b"", "odd/folder/": b"", "odd/a//b": b"double slash",
+                      "odd/" + "k" * 1020: b"1024-byte key"}
             for key, body in bodies.items():
                 put = s3.put_object(Bucket="photos", Key=key, Body=body, ContentType="application/x-test",
                                     CacheControl="max-age=60", ContentDisposition="attachment")
@@ -103,7 +104,10 @@ import Testing
                   for c in p.get("Contents", [])]
             check(v1 == sorted(list(bodies) + ["p/%d/x" % i for i in range(7)], key=lambda k: k.encode()), "v1 pages %r" % v1)
             odd = s3.list_objects_v2(Bucket="photos", Prefix="odd/")
-            check([c["Key"] for c in odd["Contents"]] == ['odd/&+-é" %.txt'], "url-encoded keys come back decoded")
+            check([c["Key"] for c in odd["Contents"]] == ['odd/&+-é" %.txt', "odd/a//b", "odd/folder/", "odd/" + "k" * 1020],
+                  "url-encoded keys come back decoded: %r" % [c["Key"] for c in odd["Contents"]])
+            check(code(lambda: s3.put_object(Bucket="photos", Key="k" * 1025, Body=b"x")) == ("KeyTooLongError", 400), "1025-byte key")
+            check(code(lambda: s3.put_object(Bucket="photos", Key="a/../b", Body=b"x")) == ("InvalidArgument", 400), "dot segments")
 
             # Deletes: 204 even when absent; a bucket with objects cannot go.
             check(code(lambda: s3.delete_bucket(Bucket="photos")) == ("BucketNotEmpty", 409), "bucket not empty")
