@@ -46,8 +46,9 @@ public struct Preconditions: Sendable {
 
     /// Evaluates against the current version (nil when there is none). `safe` is true for GET
     /// and HEAD, where a failed If-None-Match means 304 rather than 412.
-    public func evaluate(current: BlobRecord?, safe: Bool) -> Outcome {
-        let tag = current.map { EntityTag(version: $0.version) }
+    public func evaluate(current: BlobRecord?, safe: Bool,
+                         entityTag: (BlobRecord) -> EntityTag = { EntityTag(version: $0.version) }) -> Outcome {
+        let tag = current.map(entityTag)
         // 1. If-Match: true if some listed tag strongly matches (or `*` and a version exists).
         if let ifMatch {
             switch ifMatch {

@@ -22,6 +22,7 @@ struct S3Error: Error, Equatable {
         case invalidRequest = "InvalidRequest"
         case keyTooLong = "KeyTooLongError"
         case incompleteBody = "IncompleteBody"
+        case invalidDigest = "InvalidDigest"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
         case methodNotAllowed = "MethodNotAllowed"

@@ -28,7 +28,7 @@ extension S3Service {
             ("x-amz-copy-source-if-unmodified-since", "If-Unmodified-Since"),
         ].compactMap { from, to in head[from].map { (to, $0) } }
         let sourceConditions = Preconditions(HTTPRequestHead(method: "GET", path: [], headers: renamed))
-        guard sourceConditions.evaluate(current: blob.record, safe: true) == .proceed else {
+        guard sourceConditions.evaluate(current: blob.record, safe: true, entityTag: Self.entityTag) == .proceed else {
             throw S3Error(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
         }
         let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
@@ -36,7 +36,7 @@ extension S3Service {
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
         return .receive(CopyJob(service: self, source: blob, stream: stream, destination: destination, attributes: attributes,
                                 head: head, requestID: requestID,
-                                condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+                                condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed }))
     }
 
     /// `x-amz-copy-source`: `[/]BUCKET/KEY[?versionId=…]`, percent-encoded.
@@ -104,7 +104,7 @@ final class CopyJob: HTTPBodyConsumer {
             stream.abandon()
             return respond(service.failure(S3Error(error), head: head, requestID: requestID))
         }
-        stream.commit(as: destination, attributes: attributes, if: condition) { [self] result in
+        stream.commit(as: destination, attributes: attributes, md5: source.record.md5, if: condition) { [self] result in
             switch result {
             case .success(let stored):
                 let xml = XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"

@@ -1,3 +1,4 @@
+import Foundation
 import BlobHTTP
 import BlobStore
 import MicroHTTPD
@@ -41,22 +42,34 @@ extension S3Service {
             size = decoded
         }
         let preconditions = Preconditions(head)
-        if !preconditions.isEmpty, preconditions.evaluate(current: try store.record(for: blobKey), safe: false) == .failed {
+        if !preconditions.isEmpty,
+           preconditions.evaluate(current: try store.record(for: blobKey), safe: false, entityTag: Self.entityTag) == .failed {
             throw StoreError.preconditionFailed
+        }
+        var expectedMD5: [UInt8]?
+        if let contentMD5 = head["Content-MD5"] {
+            guard let digest = Data(base64Encoded: String(contentMD5.trimmingOWS())), digest.count == 16 else {
+                throw S3Error(.invalidDigest, "The Content-MD5 you specified was invalid.")
+            }
+            expectedMD5 = Array(digest)
         }
         let attributes = try Self.attributes(head)
         let stream = try store.beginWrite(expectedSize: size, expectedSHA256: expectedSHA256)
-        let decoder: AWSChunkedDecoder?
-        do {
-            decoder = try chunked.map { try AWSChunkedDecoder(signing: $0.signing, trailer: $0.trailer) { try stream.write($0) } }
-        } catch {
-            stream.abandon()
-            throw error
-        }
-        return .receive(S3PutConsumer(
-            service: self, stream: stream, decoder: decoder, expectedLength: chunked == nil ? nil : size,
+        let consumer = S3PutConsumer(
+            service: self, stream: stream, expectedLength: chunked == nil ? nil : size, expectedMD5: expectedMD5,
             key: blobKey, attributes: attributes, head: head, requestID: requestID,
-            condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+            condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
+        if let chunked {
+            do {
+                consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer) { [unowned consumer] in
+                    try consumer.write($0)
+                }
+            } catch {
+                stream.abandon()
+                throw error
+            }
+        }
+        return .receive(consumer)
     }
 
     /// What a PutObject, or a CopyObject with REPLACE, stores with the object: the standard
@@ -96,7 +109,7 @@ extension S3Service {
             ("x-amz-request-id", requestID),
         ]
         if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
-        switch Preconditions(head).evaluate(current: record, safe: true) {
+        switch Preconditions(head).evaluate(current: record, safe: true, entityTag: Self.entityTag) {
         case .proceed: break
         case .notModified: return HTTPResponse(status: 304, headers: headers)
         case .failed: throw StoreError.preconditionFailed
@@ -132,9 +145,16 @@ extension S3Service {
                             body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
     }
 
-    /// The ETag S3 clients see: the version, quoted.
+    /// The entity tag S3 clients see: the content's MD5 when the upload computed it (an S3
+    /// single-part upload), else the SHA-256's 64 hex digits, which no client mistakes for an
+    /// MD5 (a /v1 or tus upload). /v1 keeps its own version ETags.
+    static func entityTag(_ record: BlobRecord) -> EntityTag {
+        EntityTag(opaque: hex(record.md5 ?? record.sha256))
+    }
+
+    /// The quoted ETag.
     static func etag(_ record: BlobRecord) -> String {
-        EntityTag(version: record.version).headerValue
+        entityTag(record).headerValue
     }
 
     // MARK: ListObjects (v1 and v2)
@@ -244,8 +264,10 @@ final class S3PutConsumer: HTTPBodyConsumer {
     private let service: S3Service
     private let stream: BlobWriteStream
     /// The aws-chunked framing around the bytes, when the body has it.
-    private let decoder: AWSChunkedDecoder?
+    var decoder: AWSChunkedDecoder?
     private let expectedLength: UInt64?
+    private let expectedMD5: [UInt8]?
+    private var md5 = MD5Hasher()
     private let key: BlobKey
     private let attributes: BlobAttributes
     private let head: HTTPRequestHead
@@ -253,12 +275,12 @@ final class S3PutConsumer: HTTPBodyConsumer {
     private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
 
-    init(service: S3Service, stream: BlobWriteStream, decoder: AWSChunkedDecoder?, expectedLength: UInt64?, key: BlobKey,
+    init(service: S3Service, stream: BlobWriteStream, expectedLength: UInt64?, expectedMD5: [UInt8]?, key: BlobKey,
          attributes: BlobAttributes, head: HTTPRequestHead, requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
         self.service = service
         self.stream = stream
-        self.decoder = decoder
         self.expectedLength = expectedLength
+        self.expectedMD5 = expectedMD5
         self.key = key
         self.attributes = attributes
         self.head = head
@@ -269,10 +291,16 @@ final class S3PutConsumer: HTTPBodyConsumer {
     func consume(_ chunk: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         do {
-            if let decoder { try decoder.feed(chunk) } else { try stream.write(chunk) }
+            if let decoder { try decoder.feed(chunk) } else { try write(chunk) }
         } catch {
             failure = error
         }
+    }
+
+    /// The object's bytes (without any aws-chunked framing): hashed for the ETag, then stored.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        md5.update(bytes)
+        try stream.write(bytes)
     }
 
     func finish(_ responder: HTTPResponder) {
@@ -282,6 +310,9 @@ final class S3PutConsumer: HTTPBodyConsumer {
             } else if let expectedLength, decoder.decodedLength != expectedLength {
                 failure = S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
             }
+        }
+        if failure == nil, let expectedMD5, md5.finalize() != expectedMD5 {
+            failure = S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
         }
         let handover = Handover(value: self)
         service.committers.submit {
@@ -294,7 +325,7 @@ final class S3PutConsumer: HTTPBodyConsumer {
             stream.abandon()
             return respond(service.failure(S3Error(failure), head: head, requestID: requestID))
         }
-        stream.commit(as: key, attributes: attributes, if: condition) { [self] result in
+        stream.commit(as: key, attributes: attributes, md5: md5.finalize(), if: condition) { [self] result in
             switch result {
             case .success(let stored):
                 respond(HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]))

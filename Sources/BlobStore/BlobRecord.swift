@@ -12,9 +12,14 @@ public struct BlobRecord: Sendable, Equatable {
     public var modified: Int64
     /// What the upload said about the blob: media type, standard headers, user metadata.
     public var attributes: BlobAttributes
+    /// MD5 of the content, when the upload computed one (S3 uploads do: S3 clients take a
+    /// single-part object's ETag for its MD5).
+    public var md5: [UInt8]?
 
     /// Creates a record with the attributes an upload gave.
-    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64) {
+    public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
+                md5: [UInt8]? = nil) {
+        self.md5 = md5
         self.key = key
         self.version = version
         self.size = size

@@ -113,6 +113,29 @@ public enum HashStateError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
+/// Incremental MD5, for S3's ETags and Content-MD5 (integrity, not security).
+public struct MD5Hasher: Sendable {
+    private var context = MD5_CTX()
+
+    /// A fresh hash.
+    public init() {
+        MD5_Init(&context)
+    }
+
+    /// Adds bytes.
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        MD5_Update(&context, bytes.baseAddress, bytes.count)
+    }
+
+    /// The digest of everything added so far.
+    public func finalize() -> [UInt8] {
+        var copy = context
+        var digest = [UInt8](repeating: 0, count: Int(MD5_DIGEST_LENGTH))
+        MD5_Final(&digest, &copy)
+        return digest
+    }
+}
+
 /// Incremental SHA-1, for tus `Upload-Checksum: sha1 …` (integrity only, not security).
 public struct SHA1Hasher: Sendable {
     private var context = SHA_CTX()

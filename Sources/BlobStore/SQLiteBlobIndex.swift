@@ -125,6 +125,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
                 ALTER TABLE uploads ADD COLUMN user_metadata TEXT;
                 """)
         }
+        migrator.registerMigration("5-md5") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN md5 BLOB")
+        }
         return migrator
     }
 
@@ -202,17 +205,19 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
             INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,
-                               content_encoding, expires, user_metadata)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               content_encoding, expires, user_metadata, md5)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
                 sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
                 cache_control = excluded.cache_control, content_disposition = excluded.content_disposition,
-                content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata
+                content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata,
+                md5 = excluded.md5
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition,
                 record.attributes.contentEncoding, record.attributes.expires, record.attributes.userMetadataText,
+                record.md5.map { Data($0) },
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -441,7 +446,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
                                                      contentDisposition: row["content_disposition"],
                                                      contentEncoding: row["content_encoding"], expires: row["expires"],
                                                      userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
-                          modified: row["modified"])
+                          modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) })
     }
 
     /// A write transaction, durable when this returns.

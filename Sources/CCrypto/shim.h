@@ -5,6 +5,7 @@
 #define BLOBD_CCRYPTO_SHIM_H
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
+#include <openssl/md5.h>
 #include <openssl/hmac.h>
 #include <openssl/evp.h>
 #endif

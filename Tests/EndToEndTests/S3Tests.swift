@@ -66,7 +66,7 @@ import Testing
             for key, body in bodies.items():
                 put = s3.put_object(Bucket="photos", Key=key, Body=body, ContentType="application/x-test",
                                     CacheControl="max-age=60", ContentDisposition="attachment")
-                check(put["ETag"].startswith('"'), "an ETag on put")
+                check(put["ETag"] == '"%s"' % hashlib.md5(body).hexdigest(), "a single-part object's ETag is its MD5: %r" % put["ETag"])
             for key, body in bodies.items():
                 got = s3.get_object(Bucket="photos", Key=key)
                 check(got["Body"].read() == body, "bytes of " + key)
@@ -79,6 +79,15 @@ import Testing
             check(part["Body"].read() == big[1000:2000000] and part["ContentRange"] == "bytes 1000-1999999/5242880", "range")
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", Range="bytes=5000-")) == ("InvalidRange", 416), "416")
             etag = s3.head_object(Bucket="photos", Key="small.bin")["ETag"]
+            check(etag == '"%s"' % hashlib.md5(bodies["small.bin"]).hexdigest(), "HEAD's ETag is the MD5")
+            check(s3.get_object(Bucket="photos", Key="small.bin", IfMatch=etag)["Body"].read() == bodies["small.bin"], "if-match with the MD5 ETag")
+            import base64
+            good = base64.b64encode(hashlib.md5(b"checked").digest()).decode()
+            s3.put_object(Bucket="photos", Key="md5-checked", Body=b"checked", ContentMD5=good)
+            bad = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+            check(code(lambda: s3.put_object(Bucket="photos", Key="md5-bad", Body=b"checked", ContentMD5=bad)) == ("BadDigest", 400), "Content-MD5 mismatch")
+            check(code(lambda: s3.head_object(Bucket="photos", Key="md5-bad")) == ("404", 404), "nothing stored")
+            s3.delete_object(Bucket="photos", Key="md5-checked")
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", IfNoneMatch=etag)) == ("304", 304), "if-none-match")
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", IfMatch='"nope"')) == ("PreconditionFailed", 412), "if-match")
             check(code(lambda: s3.put_object(Bucket="photos", Key="small.bin", Body=b"y", IfNoneMatch="*")) == ("PreconditionFailed", 412), "create-only put")
@@ -135,6 +144,7 @@ import Testing
             check(head["ContentEncoding"] == "identity" and head["Expires"] == expires, "Content-Encoding and Expires: %r" % head)
             s3.copy_object(Bucket="copies", Key="dst one", CopySource={"Bucket": "copies", "Key": "src"})
             got = s3.get_object(Bucket="copies", Key="dst one")
+            check(got["ETag"] == '"%s"' % hashlib.md5(body).hexdigest(), "a copy keeps the MD5 ETag")
             check(got["Body"].read() == body and got["ContentType"] == "a/b" and got["CacheControl"] == "no-cache", "COPY keeps bytes and attributes")
             check(got["Metadata"] == {"color": "blue", "mtime": "1700000000.5"}, "COPY keeps user metadata")
             s3.copy_object(Bucket="copies", Key="src", CopySource="copies/src", MetadataDirective="REPLACE", ContentType="c/d",
@@ -389,6 +399,8 @@ import Testing
             want = hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()
             got = s3.get_object(Bucket="shared", Key="from-v1.bin")["Body"].read()
             check(hashlib.sha256(got).hexdigest() == want, "the /v1 upload read through S3")
+            etag = s3.head_object(Bucket="shared", Key="from-v1.bin")["ETag"]
+            check(etag == '"%s"' % want, "a /v1 blob's S3 ETag is its SHA-256, which no client takes for an MD5: %r" % etag)
             keys = [c["Key"] for c in s3.list_objects_v2(Bucket="shared")["Contents"]]
             check(keys == ["from-s3.bin", "from-v1.bin"], "both in the listing: %r" % keys)
             """, port: port, blobd: blobd, arguments: [dir.path + "/b"])
