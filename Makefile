@@ -7,7 +7,7 @@ LISTEN   ?=
 DATA_DIR ?=
 # The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-pip python3-yaml restic
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-pip python3-yaml restic rclone
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-logs bench-deps clean

@@ -338,6 +338,42 @@ import Testing
         _ = blobd
     }
 
+    /// rclone with provider Other: copy, sync after an mtime change (rclone updates it with a
+    /// self-copy and REPLACE), check (MD5 ETags against local MD5s), lsf, copy back, delete.
+    @Test func rclone() throws {
+        let (blobd, port, dir) = try Self.start()
+        let files = ["a.bin": testBytes(3_000_000, seed: 81), "sub/b &é.txt": Array("hi\n".utf8)]
+        try FileManager.default.createDirectory(atPath: dir.path + "/src/sub", withIntermediateDirectories: true)
+        for (name, bytes) in files { _ = dir.file("src/" + name, bytes) }
+        // The machine's AWS_CA_BUNDLE would make rclone's AWS SDK try to load a CA bundle for plain http.
+        let environment = ["-u", "AWS_CA_BUNDLE", "RCLONE_CONFIG_B_TYPE=s3", "RCLONE_CONFIG_B_PROVIDER=Other",
+                           "RCLONE_CONFIG_B_ACCESS_KEY_ID=\(Self.accessKey)", "RCLONE_CONFIG_B_SECRET_ACCESS_KEY=\(Self.secret)",
+                           "RCLONE_CONFIG_B_ENDPOINT=http://127.0.0.1:\(port)", "RCLONE_CONFIG_B_REGION=us-east-1"]
+        func rclone(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            let result = try run("/usr/bin/env", environment + ["rclone", "--config", "/dev/null"] + arguments, timeout: 120)
+            return (result.status, String(decoding: result.stdout, as: UTF8.self) + result.stderr)
+        }
+        #expect(try rclone(["mkdir", "b:rclone"]).status == 0)
+        let copied = try rclone(["copy", dir.path + "/src", "b:rclone/data"])
+        #expect(copied.status == 0, "\(copied.output)")
+        var later = [timeval(tv_sec: time(nil) + 3600, tv_usec: 0), timeval(tv_sec: time(nil) + 3600, tv_usec: 0)]
+        #expect(utimes(dir.path + "/src/a.bin", &later) == 0)
+        let synced = try rclone(["sync", dir.path + "/src", "b:rclone/data"])
+        #expect(synced.status == 0, "\(synced.output)")
+        let checked = try rclone(["check", dir.path + "/src", "b:rclone/data"])
+        #expect(checked.status == 0 && checked.output.contains("0 differences found"), "\(checked.output)")
+        let listed = try rclone(["lsf", "-R", "b:rclone"])
+        #expect(Set(listed.output.split(separator: "\n").map(String.init)) == ["data/", "data/a.bin", "data/sub/", "data/sub/b &é.txt"])
+        #expect(try rclone(["copy", "b:rclone/data", dir.path + "/back"]).status == 0)
+        for (name, bytes) in files {
+            let back = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path + "/back/" + name)))
+            #expect(sha256Hex(back) == sha256Hex(bytes), "\(name) back byte for byte")
+        }
+        #expect(try rclone(["delete", "b:rclone/data"]).status == 0)
+        #expect(try rclone(["lsf", "-R", "b:rclone"]).output.isEmpty)
+        _ = blobd
+    }
+
     /// aws-cli's high-level commands (files below its 8 MiB multipart threshold).
     @Test func awsCLI() throws {
         let (blobd, port, dir) = try Self.start()
