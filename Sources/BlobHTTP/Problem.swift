@@ -64,6 +64,8 @@ public struct Problem: Equatable, Sendable {
             case .index(.unavailable):
                 self.init(503, "index-unavailable", "Service unavailable", "The index cannot be reached right now; retry later.")
                 headers = [("Retry-After", "5")]
+            case .invalidPart, .invalidPartOrder, .partTooSmall:
+                self.init(400, "bad-request", "Bad request", "\(error)")
             case .bucketNotFound:
                 self.init(404, "not-found", "Not found", "No bucket of this name.")
             case .bucketNotEmpty:

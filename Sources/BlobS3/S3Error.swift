@@ -28,6 +28,10 @@ struct S3Error: Error, Equatable {
         case methodNotAllowed = "MethodNotAllowed"
         case noSuchBucket = "NoSuchBucket"
         case noSuchKey = "NoSuchKey"
+        case noSuchUpload = "NoSuchUpload"
+        case invalidPart = "InvalidPart"
+        case invalidPartOrder = "InvalidPartOrder"
+        case entityTooSmall = "EntityTooSmall"
         case notImplemented = "NotImplemented"
         case preconditionFailed = "PreconditionFailed"
         case requestTimeTooSkewed = "RequestTimeTooSkewed"
@@ -38,7 +42,7 @@ struct S3Error: Error, Equatable {
         var status: Int {
             switch self {
             case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
-            case .noSuchBucket, .noSuchKey: 404
+            case .noSuchBucket, .noSuchKey, .noSuchUpload: 404
             case .missingContentLength: 411
             case .methodNotAllowed: 405
             case .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
@@ -82,6 +86,11 @@ struct S3Error: Error, Equatable {
             case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
             case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was stored.")
             case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
+            case .uploadNotFound: self.init(.noSuchUpload, "The specified upload does not exist.")
+            case .invalidPart(let number):
+                self.init(.invalidPart, "One or more of the specified parts could not be found or its ETag did not match (part \(number)).")
+            case .invalidPartOrder: self.init(.invalidPartOrder, "The list of parts was not in ascending order.")
+            case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
             case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
             case .index(.busy), .index(.unavailable):
                 self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")

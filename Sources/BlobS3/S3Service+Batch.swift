@@ -62,15 +62,17 @@ extension S3Service {
 }
 
 /// Reads a small request body into memory (up to `limit` bytes; nil past it), then answers
-/// with `respond` on the worker thread.
+/// with `respond`: on the worker thread, or on `committers` when the answer takes long work.
 final class BufferedBody: HTTPBodyConsumer {
     private var bytes: [UInt8] = []
     private var overflow = false
     private let limit: Int
+    private let committers: WorkerPool?
     private let respond: ([UInt8]?) -> HTTPResponse
 
-    init(limit: Int, respond: @escaping ([UInt8]?) -> HTTPResponse) {
+    init(limit: Int, committers: WorkerPool? = nil, respond: @escaping ([UInt8]?) -> HTTPResponse) {
         self.limit = limit
+        self.committers = committers
         self.respond = respond
     }
 
@@ -85,7 +87,11 @@ final class BufferedBody: HTTPBodyConsumer {
     }
 
     func finish(_ responder: HTTPResponder) {
-        responder.send(respond(overflow ? nil : bytes))
+        guard let committers else { return responder.send(respond(overflow ? nil : bytes)) }
+        let handover = Handover(value: (respond, overflow ? nil : bytes))
+        committers.submit {
+            responder.send(handover.value.0(handover.value.1))
+        }
     }
 
     func abandon() {}

@@ -12,60 +12,74 @@ extension S3Service {
     func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
                        requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
-        var expectedSHA256: [UInt8]?
-        var chunked: (signing: AWSChunkedDecoder.Signing?, trailer: String?)?
-        switch head["x-amz-content-sha256"] {
-        case nil, "UNSIGNED-PAYLOAD":
-            break
-        case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
-            chunked = (authorized.map { authorized in
-                AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
-                                          amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
-                                          previous: authorized.signed.signature)
-            }, nil)
-        case "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
-            chunked = (nil, head["x-amz-trailer"]?.trimmingOWS().description)
-        case let value? where value.hasPrefix("STREAMING-"):
-            throw S3Error(.notImplemented, "The payload mode \(value) is not implemented; use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
-                          + "STREAMING-UNSIGNED-PAYLOAD-TRAILER, UNSIGNED-PAYLOAD or the body's SHA-256.")
-        case let value?:
-            guard let digest = Self.hexBytes(value), digest.count == 32 else {
-                throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a STREAMING-* mode or a hex SHA-256.")
-            }
-            expectedSHA256 = digest
-        }
-        var size = head["Content-Length"].flatMap { UInt64($0) }
-        if chunked != nil {
-            guard let decoded = head["x-amz-decoded-content-length"].flatMap({ UInt64($0) }) else {
-                throw S3Error(.missingContentLength, "An aws-chunked upload needs x-amz-decoded-content-length.")
-            }
-            size = decoded
-        }
+        let payload = try Payload(head, authorized: authorized)
         let preconditions = Preconditions(head)
         if !preconditions.isEmpty,
            preconditions.evaluate(current: try store.record(for: blobKey), safe: false, entityTag: Self.entityTag) == .failed {
             throw StoreError.preconditionFailed
         }
-        var expectedMD5: [UInt8]?
-        if let contentMD5 = head["Content-MD5"] {
-            guard let digest = Data(base64Encoded: String(contentMD5.trimmingOWS())), digest.count == 16 else {
-                throw S3Error(.invalidDigest, "The Content-MD5 you specified was invalid.")
-            }
-            expectedMD5 = Array(digest)
-        }
         let attributes = try Self.attributes(head)
-        let stream = try store.beginWrite(expectedSize: size, expectedSHA256: expectedSHA256)
-        let consumer = S3PutConsumer(
-            service: self, stream: stream, expectedLength: chunked == nil ? nil : size, expectedMD5: expectedMD5,
-            key: blobKey, attributes: attributes, head: head, requestID: requestID,
-            condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
-        if let chunked {
+        let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
+        let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
+                              condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
+        return try receive(head, into: sink, payload: payload, requestID: requestID)
+    }
+
+    /// How a body comes (PutObject, UploadPart): what verifies it, and its decoded size.
+    struct Payload {
+        var expectedSHA256: [UInt8]?
+        var chunked: (signing: AWSChunkedDecoder.Signing?, trailer: String?)?
+        var size: UInt64?
+        var expectedMD5: [UInt8]?
+
+        init(_ head: HTTPRequestHead, authorized: Authorized?) throws {
+            switch head["x-amz-content-sha256"] {
+            case nil, "UNSIGNED-PAYLOAD":
+                break
+            case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
+                chunked = (authorized.map { authorized in
+                    AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
+                                              amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
+                                              previous: authorized.signed.signature)
+                }, nil)
+            case "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
+                chunked = (nil, head["x-amz-trailer"]?.trimmingOWS().description)
+            case let value? where value.hasPrefix("STREAMING-"):
+                throw S3Error(.notImplemented, "The payload mode \(value) is not implemented; use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                              + "STREAMING-UNSIGNED-PAYLOAD-TRAILER, UNSIGNED-PAYLOAD or the body's SHA-256.")
+            case let value?:
+                guard let digest = S3Service.hexBytes(value), digest.count == 32 else {
+                    throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a STREAMING-* mode or a hex SHA-256.")
+                }
+                expectedSHA256 = digest
+            }
+            size = head["Content-Length"].flatMap { UInt64($0) }
+            if chunked != nil {
+                guard let decoded = head["x-amz-decoded-content-length"].flatMap({ UInt64($0) }) else {
+                    throw S3Error(.missingContentLength, "An aws-chunked upload needs x-amz-decoded-content-length.")
+                }
+                size = decoded
+            }
+            if let contentMD5 = head["Content-MD5"] {
+                guard let digest = Data(base64Encoded: String(contentMD5.trimmingOWS())), digest.count == 16 else {
+                    throw S3Error(.invalidDigest, "The Content-MD5 you specified was invalid.")
+                }
+                expectedMD5 = Array(digest)
+            }
+        }
+    }
+
+    /// The body's consumer, decoding aws-chunked framing when the request has it.
+    func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, requestID: String) throws -> HTTPRequestAction {
+        let consumer = S3PutConsumer(service: self, sink: sink, expectedLength: payload.chunked == nil ? nil : payload.size,
+                                     expectedMD5: payload.expectedMD5, head: head, requestID: requestID)
+        if let chunked = payload.chunked {
             do {
                 consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer) { [unowned consumer] in
                     try consumer.write($0)
                 }
             } catch {
-                stream.abandon()
+                sink.abandon()
                 throw error
             }
         }
@@ -149,7 +163,8 @@ extension S3Service {
     /// single-part upload), else the SHA-256's 64 hex digits, which no client mistakes for an
     /// MD5 (a /v1 or tus upload). /v1 keeps its own version ETags.
     static func entityTag(_ record: BlobRecord) -> EntityTag {
-        EntityTag(opaque: hex(record.md5 ?? record.sha256))
+        if let parts = record.parts, let md5 = record.md5 { return EntityTag(opaque: "\(hex(md5))-\(parts)") }
+        return EntityTag(opaque: hex(record.md5 ?? record.sha256))
     }
 
     /// The quoted ETag.
@@ -259,33 +274,67 @@ extension S3Service {
     }
 }
 
-/// Streams a PutObject body into the store and commits it at the end.
+/// Where an S3 body's bytes go: a new object (PutObject) or a part (UploadPart).
+protocol S3BodySink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError)
+    /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5.
+    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
+    func abandon()
+}
+
+/// The new object of a PutObject: committed atomically at the end.
+final class ObjectSink: S3BodySink {
+    private let stream: BlobWriteStream
+    private let key: BlobKey
+    private let attributes: BlobAttributes
+    private let requestID: String
+    private let condition: (BlobRecord?) -> Bool
+
+    init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
+         condition: @escaping (BlobRecord?) -> Bool) {
+        self.stream = stream
+        self.key = key
+        self.attributes = attributes
+        self.requestID = requestID
+        self.condition = condition
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
+
+    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [requestID] result in
+            respond(result.map { stored in
+                HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)])
+            }.mapError { $0 })
+        }
+    }
+
+    func abandon() { stream.abandon() }
+}
+
+/// Streams an S3 body (PutObject or UploadPart) into its sink: aws-chunked framing decoded,
+/// MD5 computed for the ETag and checked against Content-MD5, then the sink completes on the
+/// commit pool.
 final class S3PutConsumer: HTTPBodyConsumer {
     private let service: S3Service
-    private let stream: BlobWriteStream
+    private let sink: any S3BodySink
     /// The aws-chunked framing around the bytes, when the body has it.
     var decoder: AWSChunkedDecoder?
     private let expectedLength: UInt64?
     private let expectedMD5: [UInt8]?
     private var md5 = MD5Hasher()
-    private let key: BlobKey
-    private let attributes: BlobAttributes
     private let head: HTTPRequestHead
     private let requestID: String
-    private let condition: (BlobRecord?) -> Bool
     private var failure: (any Error)?
 
-    init(service: S3Service, stream: BlobWriteStream, expectedLength: UInt64?, expectedMD5: [UInt8]?, key: BlobKey,
-         attributes: BlobAttributes, head: HTTPRequestHead, requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
+    init(service: S3Service, sink: any S3BodySink, expectedLength: UInt64?, expectedMD5: [UInt8]?, head: HTTPRequestHead,
+         requestID: String) {
         self.service = service
-        self.stream = stream
+        self.sink = sink
         self.expectedLength = expectedLength
         self.expectedMD5 = expectedMD5
-        self.key = key
-        self.attributes = attributes
         self.head = head
         self.requestID = requestID
-        self.condition = condition
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -297,10 +346,10 @@ final class S3PutConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// The object's bytes (without any aws-chunked framing): hashed for the ETag, then stored.
+    /// The body's bytes (without any aws-chunked framing): hashed for the ETag, then stored.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         md5.update(bytes)
-        try stream.write(bytes)
+        try sink.write(bytes)
     }
 
     func finish(_ responder: HTTPResponder) {
@@ -316,26 +365,24 @@ final class S3PutConsumer: HTTPBodyConsumer {
         }
         let handover = Handover(value: self)
         service.committers.submit {
-            handover.value.commit { responder.send($0) }
+            handover.value.complete { responder.send($0) }
         }
     }
 
-    private func commit(then respond: @escaping (HTTPResponse) -> Void) {
+    private func complete(then respond: @escaping (HTTPResponse) -> Void) {
         if let failure {
-            stream.abandon()
+            sink.abandon()
             return respond(service.failure(S3Error(failure), head: head, requestID: requestID))
         }
-        stream.commit(as: key, attributes: attributes, md5: md5.finalize(), if: condition) { [self] result in
+        sink.complete(md5: md5.finalize()) { [self] result in
             switch result {
-            case .success(let stored):
-                respond(HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]))
-            case .failure(let error):
-                respond(service.failure(S3Error(error), head: head, requestID: requestID))
+            case .success(let response): respond(response)
+            case .failure(let error): respond(service.failure(S3Error(error), head: head, requestID: requestID))
             }
         }
     }
 
     func abandon() {
-        stream.abandon()
+        sink.abandon()
     }
 }

@@ -158,7 +158,7 @@ public final class S3Service: HTTPHandler {
     private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                        authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
         let names = Set(query.map(\.name))
-        for unsupported in ["uploads", "uploadId", "tagging", "policy", "lifecycle", "cors", "website", "replication",
+        for unsupported in ["tagging", "policy", "lifecycle", "cors", "website", "replication",
                             "encryption", "object-lock", "retention", "legal-hold", "notification", "logging", "torrent"]
         where names.contains(unsupported) {
             throw S3Error(.notImplemented, "'\(unsupported)' is not implemented by blobd's S3 dialect.")
@@ -179,6 +179,8 @@ public final class S3Service: HTTPHandler {
         case (.bucket(let name), "DELETE"):
             try store.buckets.removeBucket(name)
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+        case (.bucket(let name), "GET") where names.contains("uploads"):
+            return .respond(try listMultipartUploads(bucket: name, query: query, requestID: requestID))
         case (.bucket(let name), "GET"):
             try requireBucket(name)
             if names.contains("location") {
@@ -193,6 +195,16 @@ public final class S3Service: HTTPHandler {
             return .respond(try list(name, query: query, requestID: requestID))
         case (.bucket(let name), "POST") where names.contains("delete"):
             return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
+        case (.object(let bucket, let key), "POST") where names.contains("uploads"):
+            return .respond(try createMultipart(head, bucket: bucket, key: key, requestID: requestID))
+        case (.object(let bucket, let key), "POST") where names.contains("uploadId"):
+            return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
+        case (.object(let bucket, let key), "PUT") where names.contains("uploadId"):
+            return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
+        case (.object(let bucket, let key), "GET") where names.contains("uploadId"):
+            return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
+        case (.object(let bucket, let key), "DELETE") where names.contains("uploadId"):
+            return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
         case (.object(let bucket, let key), "PUT"):
             if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
             if names.contains("acl") { throw S3Error(.notImplemented, "Changing an object's ACL is not implemented.") }

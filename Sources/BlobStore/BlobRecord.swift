@@ -15,11 +15,15 @@ public struct BlobRecord: Sendable, Equatable {
     /// MD5 of the content, when the upload computed one (S3 uploads do: S3 clients take a
     /// single-part object's ETag for its MD5).
     public var md5: [UInt8]?
+    /// For an object assembled from S3 multipart parts: how many, with `md5` the MD5 of the
+    /// parts' MD5s (its S3 ETag is `md5-parts`).
+    public var parts: Int?
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
-                md5: [UInt8]? = nil) {
+                md5: [UInt8]? = nil, parts: Int? = nil) {
         self.md5 = md5
+        self.parts = parts
         self.key = key
         self.version = version
         self.size = size

@@ -48,6 +48,8 @@ public final class BlobStore: Sendable {
     let uploadIndex: any UploadIndex
     /// The S3 dialect's buckets.
     public let buckets: any BucketIndex
+    /// The S3 dialect's multipart uploads.
+    let multipartIndex: any MultipartIndex
     private let lock: DataDirectoryLock
     /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
     private let blobFolders: [Int32]
@@ -102,6 +104,7 @@ public final class BlobStore: Sendable {
         self.index = CachedBlobIndex(index)
         self.uploadIndex = index
         self.buckets = index
+        self.multipartIndex = index
         let leftBehind = PendingWrites.leftBehind(in: directory + "/tmp")
         self.pending = PendingWrites(folder: directory + "/tmp", first: (leftBehind.last?.log ?? -1) + 1)
         try recover(leftBehind)

@@ -50,7 +50,7 @@ public final class BlobWriteStream {
     /// folder → index commit (fsynced, shared by a group commit) → forget the pending entry.
     /// `completion` gets the outcome once durable, on whichever thread committed it (see
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
-    public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
+    public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
         do throws(StoreError) {
@@ -75,7 +75,7 @@ public final class BlobWriteStream {
             try writer.sync()
             writer.close()
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
-                                attributes: attributes, modified: Int64(time(nil)), md5: md5)
+                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts)
         } catch {
             abandon()
             completion(.failure(error))
@@ -89,10 +89,10 @@ public final class BlobWriteStream {
     }
 
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
-    public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(),
+    public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor { commit(as: key, attributes: attributes, if: condition, then: $0) }
+            try waitFor { commit(as: key, attributes: attributes, md5: md5, parts: parts, if: condition, then: $0) }
         }
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
 /// so it is durable when it returns), through GRDB.
-public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
+public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex {
     private let pool: DatabasePool
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
@@ -128,6 +128,21 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         migrator.registerMigration("5-md5") { db in
             try db.execute(sql: "ALTER TABLE blobs ADD COLUMN md5 BLOB")
         }
+        migrator.registerMigration("6-multipart") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN parts INTEGER;
+                CREATE TABLE multipart_uploads (
+                    id TEXT PRIMARY KEY, key BLOB NOT NULL, content_type TEXT NOT NULL, cache_control TEXT,
+                    content_disposition TEXT, content_encoding TEXT, expires_header TEXT, user_metadata TEXT,
+                    created INTEGER NOT NULL, expires INTEGER NOT NULL, completed_etag TEXT
+                ) WITHOUT ROWID;
+                CREATE INDEX multipart_by_key ON multipart_uploads (key);
+                CREATE TABLE multipart_parts (
+                    upload TEXT NOT NULL, number INTEGER NOT NULL, size INTEGER NOT NULL, md5 BLOB NOT NULL,
+                    modified INTEGER NOT NULL, PRIMARY KEY (upload, number)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 
@@ -205,19 +220,19 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
             INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,
-                               content_encoding, expires, user_metadata, md5)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               content_encoding, expires, user_metadata, md5, parts)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
                 sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
                 cache_control = excluded.cache_control, content_disposition = excluded.content_disposition,
                 content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata,
-                md5 = excluded.md5
+                md5 = excluded.md5, parts = excluded.parts
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition,
                 record.attributes.contentEncoding, record.attributes.expires, record.attributes.userMetadataText,
-                record.md5.map { Data($0) },
+                record.md5.map { Data($0) }, record.parts,
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -354,6 +369,80 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
         try result.get()
     }
 
+    // MARK: Multipart uploads (S3)
+
+    public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
+                    expires_header, user_metadata, created, expires, completed_etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [upload.id, Data(upload.key.bytes), upload.attributes.contentType, upload.attributes.cacheControl,
+                                  upload.attributes.contentDisposition, upload.attributes.contentEncoding, upload.attributes.expires,
+                                  upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag])
+        }
+    }
+
+    public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
+        try run { try pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM multipart_uploads WHERE id = ?", arguments: [id]).flatMap(Self.multipart(from:)) } }
+    }
+
+    public func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload] {
+        let upper = Self.upperBound(of: prefix) ?? [0xFF]
+        return try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT * FROM multipart_uploads WHERE key >= ? AND key < ? AND completed_etag IS NULL ORDER BY key, created
+                    """, arguments: [Data(prefix), Data(upper)]).compactMap(Self.multipart(from:))
+            }
+        }
+    }
+
+    public func savePart(_ part: UploadedPart, of id: String) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO multipart_parts (upload, number, size, md5, modified) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [id, part.number, Int64(part.size), Data(part.md5), part.modified])
+        }
+    }
+
+    public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
+        try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number", arguments: [id]).map { row in
+                    UploadedPart(number: row["number"], size: UInt64(max(0, row["size"] as Int64)), md5: Array(row["md5"] as Data),
+                                 modified: row["modified"])
+                }
+            }
+        }
+    }
+
+    public func markCompleted(_ id: String, etag: String) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "UPDATE multipart_uploads SET completed_etag = ? WHERE id = ?", arguments: [etag, id])
+            try db.execute(sql: "DELETE FROM multipart_parts WHERE upload = ?", arguments: [id])
+        }
+    }
+
+    public func removeMultipart(_ id: String) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM multipart_parts WHERE upload = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM multipart_uploads WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String] {
+        try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM multipart_uploads WHERE expires <= ?", arguments: [now]) } }
+    }
+
+    private static func multipart(from row: Row) -> MultipartUpload? {
+        guard let key = try? BlobKey(validating: row["key"] as Data) else { return nil }
+        return MultipartUpload(
+            id: row["id"], key: key,
+            attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
+                                       contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
+                                       expires: row["expires_header"], userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
+            created: row["created"], expires: row["expires"], completedETag: row["completed_etag"])
+    }
+
     // MARK: Resumable uploads
 
     public func insert(_ upload: UploadRecord) throws(StoreError) {
@@ -446,7 +535,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex {
                                                      contentDisposition: row["content_disposition"],
                                                      contentEncoding: row["content_encoding"], expires: row["expires"],
                                                      userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
-                          modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) })
+                          modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) }, parts: row["parts"])
     }
 
     /// A write transaction, durable when this returns.

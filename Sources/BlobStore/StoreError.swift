@@ -34,6 +34,12 @@ public enum StoreError: Error, Equatable, Sendable {
     case bucketNotFound
     /// The bucket still holds objects (S3).
     case bucketNotEmpty
+    /// A multipart Complete names a part that is not there, or with another ETag (S3).
+    case invalidPart(number: Int)
+    /// A multipart Complete lists its parts out of ascending order (S3).
+    case invalidPartOrder
+    /// A part other than the last is below 5 MiB (S3).
+    case partTooSmall(number: Int)
     /// A resumable upload's saved state (offset and hash state) is invalid; it cannot go on.
     case uploadStateInvalid(id: String, reason: String)
 }
@@ -75,6 +81,9 @@ extension StoreError: CustomStringConvertible {
         case .index(.unavailable(let detail)): "index unavailable: \(detail)"
         case .index(.corrupt(let detail)): "index corrupt: \(detail)"
         case .index(.failed(let detail)): "index error: \(detail)"
+        case .invalidPart(let number): "part \(number) is missing or has another ETag"
+        case .invalidPartOrder: "the parts are not in ascending order"
+        case .partTooSmall(let number): "part \(number) is smaller than 5 MiB"
         case .bucketNotFound: "no bucket of this name"
         case .bucketNotEmpty: "the bucket is not empty"
         case .uploadStateInvalid(let id, let reason): "the saved state of upload \(id) is invalid: \(reason)"

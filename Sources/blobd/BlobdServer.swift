@@ -73,7 +73,10 @@ enum BlobdServer {
         let sweeper = DispatchSource.makeTimerSource(queue: .global())
         let sweepInterval = max(1, min(60, configuration.uploadExpiry / 2))
         sweeper.schedule(deadline: .now(), repeating: .seconds(sweepInterval))
-        sweeper.setEventHandler { store.removeExpiredUploads() }
+        sweeper.setEventHandler {
+            store.removeExpiredUploads()
+            store.removeExpiredMultipartUploads()
+        }
         sweeper.resume()
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host

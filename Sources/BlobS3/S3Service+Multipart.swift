@@ -1,0 +1,156 @@
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+extension S3Service {
+    /// Seconds an unfinished multipart upload lives (as tus uploads, a day).
+    static let multipartLifetime: Int64 = 24 * 3600
+
+    /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`).
+    func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+        let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head),
+                                               lifetime: Self.multipartLifetime)
+        return xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
+            + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)
+            + "</InitiateMultipartUploadResult>", requestID: requestID)
+    }
+
+    /// UploadPart (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID`): the part streams to its file.
+    func receivePart(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+                     authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
+        if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "UploadPartCopy is not implemented yet.") }
+        let upload = try multipartUpload(bucket, key, query)
+        guard let text = Self.value("partNumber", in: query), let number = Int(text), (1...10_000).contains(number) else {
+            throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
+        }
+        let payload = try Payload(head, authorized: authorized)
+        let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
+        return try receive(head, into: PartSink(part: part, requestID: requestID), payload: payload, requestID: requestID)
+    }
+
+    /// CompleteMultipartUpload (`POST /BUCKET/KEY?uploadId=ID`): the part list is read, then the
+    /// object is assembled and committed on the commit pool. A repeated Complete answers again.
+    func receiveComplete(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+                         requestID: String) throws -> HTTPRequestAction {
+        let blobKey = try blobKey(bucket, key)
+        guard let id = Self.value("uploadId", in: query) else { throw S3Error(.invalidArgument, "uploadId is missing.") }
+        let preconditions = Preconditions(head)
+        return .receive(BufferedBody(limit: 1 << 20, committers: committers) { [self] body in
+            do {
+                if let etag = try store.completedMultipart(id, key: blobKey) {
+                    return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
+                }
+                let upload = try store.multipart(id, key: blobKey)
+                let parts = try Self.partList(body)
+                let (_, etag) = try store.completeMultipart(upload, parts: parts, if: {
+                    preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
+                })
+                return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
+            } catch {
+                var failure = S3Error(error)
+                failure.bucket = bucket
+                failure.key = key
+                return self.failure(failure, head: head, requestID: requestID)
+            }
+        })
+    }
+
+    private func completeResult(bucket: String, key: String, etag: String, requestID: String) -> HTTPResponse {
+        xmlResponse(XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
+            + XML.element("Location", "/\(bucket)/\(PercentEncoding.encodePath(key))") + XML.element("Bucket", bucket)
+            + XML.element("Key", key) + XML.element("ETag", etag) + "</CompleteMultipartUploadResult>", requestID: requestID)
+    }
+
+    /// The `<Part><PartNumber>N</PartNumber><ETag>"…"</ETag></Part>` list of a Complete.
+    static func partList(_ body: [UInt8]?) throws -> [(number: Int, md5: [UInt8])] {
+        guard let body, let text = String(validating: body, as: UTF8.self), text.contains("<CompleteMultipartUpload") else {
+            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
+        }
+        return try XML.elements("Part", in: text).map { part in
+            guard let number = XML.elements("PartNumber", in: part).first.flatMap({ Int(XML.unescape($0).trimmingCharacters()) }),
+                  let etag = XML.elements("ETag", in: part).first else {
+                throw S3Error(.malformedXML, "Every Part needs a PartNumber and an ETag.")
+            }
+            let hexDigits = XML.unescape(etag).trimmingCharacters().filter { $0 != "\"" }
+            guard let md5 = hexBytes(hexDigits), md5.count == 16 else { throw StoreError.invalidPart(number: number) }
+            return (number, md5)
+        }
+    }
+
+    /// AbortMultipartUpload (`DELETE /BUCKET/KEY?uploadId=ID`).
+    func abortMultipart(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        try store.abortMultipart(try multipartUpload(bucket, key, query))
+        return HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)])
+    }
+
+    /// ListParts (`GET /BUCKET/KEY?uploadId=ID`).
+    func listParts(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        let upload = try multipartUpload(bucket, key, query)
+        let marker = Self.value("part-number-marker", in: query).flatMap { Int($0) } ?? 0
+        let maxParts = min(1000, Self.value("max-parts", in: query).flatMap { Int($0) } ?? 1000)
+        let all = try store.parts(of: upload.id).filter { $0.number > marker }
+        let page = all.prefix(maxParts)
+        var xml = XML.declaration + "<ListPartsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
+            + XML.element("Key", key) + XML.element("UploadId", upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator")
+            + Self.owner + XML.element("StorageClass", "STANDARD") + XML.element("PartNumberMarker", String(marker))
+        if let last = page.last, all.count > page.count { xml += XML.element("NextPartNumberMarker", String(last.number)) }
+        xml += XML.element("MaxParts", String(maxParts)) + XML.element("IsTruncated", all.count > page.count ? "true" : "false")
+        for part in page {
+            xml += "<Part>" + XML.element("PartNumber", String(part.number)) + XML.element("LastModified", Self.isoDate(part.modified))
+                + XML.element("ETag", "\"\(hex(part.md5))\"") + XML.element("Size", String(part.size)) + "</Part>"
+        }
+        return xmlResponse(xml + "</ListPartsResult>", requestID: requestID)
+    }
+
+    /// ListMultipartUploads (`GET /BUCKET?uploads`), with prefix.
+    func listMultipartUploads(bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        try requireBucket(bucket)
+        let prefix = Self.value("prefix", in: query) ?? ""
+        let uploads = try store.multipartUploads(prefix: Array((bucket + "/" + prefix).utf8)).prefix(1000)
+        var xml = XML.declaration + "<ListMultipartUploadsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
+            + XML.element("KeyMarker", "") + XML.element("UploadIdMarker", "") + XML.element("Prefix", prefix)
+            + XML.element("MaxUploads", "1000") + XML.element("IsTruncated", "false")
+        for upload in uploads {
+            xml += "<Upload>" + XML.element("Key", String(upload.key.rawValue.dropFirst(bucket.count + 1)))
+                + XML.element("UploadId", upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
+                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(upload.created)) + "</Upload>"
+        }
+        return xmlResponse(xml + "</ListMultipartUploadsResult>", requestID: requestID)
+    }
+
+    private func multipartUpload(_ bucket: String, _ key: String, _ query: [(name: String, value: [UInt8])]) throws -> MultipartUpload {
+        guard let id = Self.value("uploadId", in: query) else { throw S3Error(.invalidArgument, "uploadId is missing.") }
+        do {
+            return try store.multipart(id, key: try blobKey(bucket, key))
+        } catch StoreError.uploadNotFound {
+            throw S3Error(.noSuchUpload, "The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.")
+        }
+    }
+
+    /// The decoded value of query parameter `name`.
+    static func value(_ name: String, in query: [(name: String, value: [UInt8])]) -> String? {
+        query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
+    }
+}
+
+/// One part of a multipart upload: fsynced, then listed.
+final class PartSink: S3BodySink {
+    private let part: PartWriteStream
+    private let requestID: String
+
+    init(part: PartWriteStream, requestID: String) {
+        self.part = part
+        self.requestID = requestID
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try part.write(bytes) }
+
+    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+        respond(Result { () throws(StoreError) in
+            let saved = try part.finish(md5: md5)
+            return HTTPResponse(status: 200, headers: [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)])
+        }.mapError { $0 })
+    }
+
+    func abandon() { part.abandon() }
+}

@@ -1,0 +1,183 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// S3 multipart uploads: parts stream to `DIR/uploads/mp-ID-N` like PUT bodies (fsynced, then
+/// listed in the index); Complete reads them in order into a new blob file, computing its
+/// SHA-256 (so every blob has Repr-Digest), and commits it atomically like a PUT.
+extension BlobStore {
+    /// The smallest part other than the last, as in S3.
+    public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
+
+    /// Starts a multipart upload to `key`.
+    public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64) throws(StoreError) -> MultipartUpload {
+        let now = Int64(time(nil))
+        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime)
+        try multipartIndex.insertMultipart(upload)
+        return upload
+    }
+
+    /// The unfinished upload `id` of `key`: `.uploadNotFound` otherwise.
+    public func multipart(_ id: String, key: BlobKey) throws(StoreError) -> MultipartUpload {
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+              let upload = try multipartIndex.multipart(id), upload.key == key else { throw .uploadNotFound }
+        return upload
+    }
+
+    /// Unfinished uploads whose key starts with `prefix`.
+    public func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload] {
+        try multipartIndex.multipartUploads(prefix: prefix)
+    }
+
+    /// The parts of upload `id` so far, by number.
+    public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
+        try multipartIndex.parts(of: id)
+    }
+
+    /// Starts part `number` (1...10000) of upload `id`; a part of that number already there is
+    /// replaced when this one is saved.
+    public func beginPart(of upload: MultipartUpload, number: Int, expectedSize: UInt64?,
+                          expectedSHA256: [UInt8]?) throws(StoreError) -> PartWriteStream {
+        guard upload.completedETag == nil else { throw .uploadNotFound }
+        if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit { throw .tooLarge(limit: limit) }
+        try checkFreeSpace(needed: expectedSize ?? 0)
+        let temporary = partPath(upload.id, number) + ".tmp." + FileSystem.randomID().prefix(8)
+        let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        return PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
+                               expectedSize: expectedSize, expectedSHA256: expectedSHA256)
+    }
+
+    /// Completes upload `id` from `parts` (number and MD5, in ascending order) if `condition`
+    /// holds for the key's current record. Blocks while the parts are read and committed.
+    public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
+                                  if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError) -> (record: BlobRecord, etag: String) {
+        guard !wanted.isEmpty else { throw .invalidPart(number: 0) }
+        for (previous, next) in zip(wanted, wanted.dropFirst()) where next.number <= previous.number { throw .invalidPartOrder }
+        let stored = Dictionary(try parts(of: upload.id).map { ($0.number, $0) }, uniquingKeysWith: { $1 })
+        var chosen: [UploadedPart] = []
+        for (index, part) in wanted.enumerated() {
+            guard let found = stored[part.number], found.md5 == part.md5 else { throw .invalidPart(number: part.number) }
+            if index < wanted.count - 1 && found.size < Self.minimumPartSize { throw .partTooSmall(number: part.number) }
+            chosen.append(found)
+        }
+        let total = chosen.reduce(UInt64(0)) { $0 + $1.size }
+        var etagHasher = MD5Hasher()
+        for part in chosen { part.md5.withUnsafeBytes { etagHasher.update($0) } }
+        let etagMD5 = etagHasher.finalize()
+        let stream = try beginWrite(expectedSize: total)
+        do {
+            for part in chosen { try append(part, of: upload.id, to: stream) }
+        } catch {
+            stream.abandon()
+            throw error
+        }
+        let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count, if: condition).record
+        let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
+        try multipartIndex.markCompleted(upload.id, etag: etag)
+        for part in stored.values { FileSystem.remove(partPath(upload.id, part.number)) }
+        return (record, etag)
+    }
+
+    /// Streams part `part` into `stream`.
+    private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream) throws(StoreError) {
+        let descriptor = try FileSystem.open(partPath(id, part.number), O_RDONLY)
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: UInt64 = 0
+        while offset < part.size {
+            let count = try FileSystem.retrying("read part") {
+                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            }
+            guard count > 0 else { throw .io(operation: "read part \(part.number)", errno: EIO) }
+            try buffer.withUnsafeBytes { bytes in
+                Result { () throws(StoreError) in try stream.write(UnsafeRawBufferPointer(rebasing: bytes[..<count])) }
+            }.get()
+            offset += UInt64(count)
+        }
+    }
+
+    /// The ETag a repeated Complete of `id` answers, if `id` completed into `key`.
+    public func completedMultipart(_ id: String, key: BlobKey) throws(StoreError) -> String? {
+        guard let upload = try multipartIndex.multipart(id), upload.key == key else { return nil }
+        return upload.completedETag
+    }
+
+    /// Removes upload `id` and its parts.
+    public func abortMultipart(_ upload: MultipartUpload) throws(StoreError) {
+        let parts = try parts(of: upload.id)
+        try multipartIndex.removeMultipart(upload.id)
+        for part in parts { FileSystem.remove(partPath(upload.id, part.number)) }
+    }
+
+    /// Removes multipart uploads past their expiry (and completed ones past theirs); returns how many.
+    @discardableResult
+    public func removeExpiredMultipartUploads() -> Int {
+        let ids = (try? multipartIndex.expiredMultipartUploads(now: Int64(time(nil)))) ?? []
+        var removed = 0
+        for id in ids {
+            guard let upload = try? multipartIndex.multipart(id) else { continue }
+            if (try? abortMultipart(upload)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
+    func partPath(_ id: String, _ number: Int) -> String {
+        "\(directory)/uploads/mp-\(id)-\(number)"
+    }
+}
+
+/// One part being written: to a temporary file, then fsynced, renamed into place and listed.
+public final class PartWriteStream {
+    private let store: BlobStore
+    private let upload: String
+    private let number: Int
+    private let temporary: String
+    private let writer: HashingFileWriter
+    private let expectedSize: UInt64?
+    private let expectedSHA256: [UInt8]?
+    private var ended = false
+
+    init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: Int32,
+         expectedSize: UInt64?, expectedSHA256: [UInt8]?) {
+        self.store = store
+        self.upload = upload
+        self.number = number
+        self.temporary = temporary
+        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
+        self.expectedSize = expectedSize
+        self.expectedSHA256 = expectedSHA256
+    }
+
+    deinit { abandon() }
+
+    /// Appends bytes.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        if let limit = store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit { throw .tooLarge(limit: limit) }
+        try writer.write(bytes)
+    }
+
+    /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag.
+    public func finish(md5: [UInt8]) throws(StoreError) -> UploadedPart {
+        defer { abandon() }
+        try writer.flush()
+        if let expectedSHA256, writer.hasher.finalize() != expectedSHA256 {
+            throw .digestMismatch(expected: expectedSHA256, actual: writer.hasher.finalize())
+        }
+        try writer.sync()
+        writer.close()
+        try FileSystem.rename(temporary, store.partPath(upload, number))
+        ended = true
+        try FileSystem.syncDirectory(store.directory + "/uploads")
+        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)))
+        try store.multipartIndex.savePart(part, of: upload)
+        return part
+    }
+
+    /// Drops the part's temporary file. Idempotent.
+    public func abandon() {
+        writer.close()
+        guard !ended else { return }
+        ended = true
+        FileSystem.remove(temporary)
+    }
+}

@@ -1,0 +1,56 @@
+/// An S3 multipart upload as the index keeps it: where the object will go, what it will be
+/// stored with, and its parts so far (`DIR/uploads/mp-ID-N`, each fsynced before it is listed).
+public struct MultipartUpload: Sendable, Equatable {
+    /// Server-chosen id (32 hex digits).
+    public var id: String
+    /// The blob the upload completes into.
+    public var key: BlobKey
+    /// What the object will be stored with.
+    public var attributes: BlobAttributes
+    /// When it was started, seconds since the epoch.
+    public var created: Int64
+    /// When it is removed if not completed, seconds since the epoch.
+    public var expires: Int64
+    /// The completed object's S3 ETag once completed (a repeated Complete answers it again).
+    public var completedETag: String?
+
+    public init(id: String, key: BlobKey, attributes: BlobAttributes, created: Int64, expires: Int64, completedETag: String? = nil) {
+        self.id = id
+        self.key = key
+        self.attributes = attributes
+        self.created = created
+        self.expires = expires
+        self.completedETag = completedETag
+    }
+}
+
+/// One uploaded part.
+public struct UploadedPart: Sendable, Equatable {
+    public var number: Int
+    public var size: UInt64
+    /// MD5 of the part (its S3 ETag).
+    public var md5: [UInt8]
+    /// When it was uploaded, seconds since the epoch.
+    public var modified: Int64
+
+    public init(number: Int, size: UInt64, md5: [UInt8], modified: Int64) {
+        self.number = number
+        self.size = size
+        self.md5 = md5
+        self.modified = modified
+    }
+}
+
+/// The multipart uploads the index keeps, so they survive restarts.
+public protocol MultipartIndex: Sendable {
+    func insertMultipart(_ upload: MultipartUpload) throws(StoreError)
+    func multipart(_ id: String) throws(StoreError) -> MultipartUpload?
+    /// Unfinished uploads whose key starts with `prefix`, by key then start time.
+    func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload]
+    /// Records a part, replacing one of the same number.
+    func savePart(_ part: UploadedPart, of id: String) throws(StoreError)
+    func parts(of id: String) throws(StoreError) -> [UploadedPart]
+    func markCompleted(_ id: String, etag: String) throws(StoreError)
+    func removeMultipart(_ id: String) throws(StoreError)
+    func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String]
+}
