@@ -181,6 +181,8 @@ extension S3Service {
             query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
         }
         let v2 = value("list-type") == "2"
+        // ListObjectVersions: every object is its one version, `null`.
+        let versions = query.contains { $0.name == "versions" }
         let prefix = value("prefix") ?? ""
         let delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
         let urlEncoded = value("encoding-type") == "url"
@@ -204,7 +206,7 @@ extension S3Service {
                 after = start
             }
         } else {
-            after = value("marker")
+            after = value(versions ? "key-marker" : "marker")
         }
 
         let bucketPrefix = Array((bucket + "/").utf8)
@@ -244,9 +246,13 @@ extension S3Service {
         func encoded(_ text: String) -> String {
             urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text
         }
-        var xml = XML.declaration + "<ListBucketResult xmlns=\"\(XML.namespace)\">"
+        let root = versions ? "ListVersionsResult" : "ListBucketResult"
+        var xml = XML.declaration + "<\(root) xmlns=\"\(XML.namespace)\">"
         xml += XML.element("Name", bucket) + XML.element("Prefix", encoded(prefix))
-        if v2 {
+        if versions {
+            xml += XML.element("KeyMarker", encoded(value("key-marker") ?? "")) + XML.element("VersionIdMarker", "")
+            if truncated, let lastReturned { xml += XML.element("NextKeyMarker", encoded(lastReturned)) + XML.element("NextVersionIdMarker", "null") }
+        } else if v2 {
             if let token = value("continuation-token") { xml += XML.element("ContinuationToken", token) }
             if let start = value("start-after") { xml += XML.element("StartAfter", encoded(start)) }
             xml += XML.element("KeyCount", String(contents.count + commonPrefixes.count))
@@ -261,15 +267,20 @@ extension S3Service {
         xml += XML.element("IsTruncated", truncated ? "true" : "false")
         let fetchOwner = !v2 || value("fetch-owner") == "true"
         for record in contents {
-            xml += "<Contents>" + XML.element("Key", encoded(String(record.key.rawValue.dropFirst(bucket.count + 1))))
-                + XML.element("LastModified", Self.isoDate(record.modified)) + XML.element("ETag", Self.etag(record))
-                + XML.element("Size", String(record.size)) + (fetchOwner ? Self.owner : "")
-                + XML.element("StorageClass", "STANDARD") + "</Contents>"
+            let key = XML.element("Key", encoded(String(record.key.rawValue.dropFirst(bucket.count + 1))))
+            let common = XML.element("LastModified", Self.isoDate(record.modified)) + XML.element("ETag", Self.etag(record))
+                + XML.element("Size", String(record.size))
+            if versions {
+                xml += "<Version>" + key + XML.element("VersionId", "null") + XML.element("IsLatest", "true") + common + Self.owner
+                    + XML.element("StorageClass", "STANDARD") + "</Version>"
+            } else {
+                xml += "<Contents>" + key + common + (fetchOwner ? Self.owner : "") + XML.element("StorageClass", "STANDARD") + "</Contents>"
+            }
         }
         for common in commonPrefixes {
             xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>"
         }
-        xml += "</ListBucketResult>"
+        xml += "</\(root)>"
         return xmlResponse(xml, requestID: requestID)
     }
 }

@@ -118,6 +118,10 @@ import Testing
             check(code(lambda: s3.put_object(Bucket="photos", Key="k" * 1025, Body=b"x")) == ("KeyTooLongError", 400), "1025-byte key")
             check(code(lambda: s3.put_object(Bucket="photos", Key="a/../b", Body=b"x")) == ("InvalidArgument", 400), "dot segments")
 
+            versions = s3.list_object_versions(Bucket="photos", Prefix="p/")
+            check([(v["Key"], v["VersionId"], v["IsLatest"]) for v in versions["Versions"]] == [("p/%d/x" % i, "null", True) for i in range(7)],
+                  "ListObjectVersions: one null version per object")
+
             # Deletes: 204 even when absent; a bucket with objects cannot go.
             check(code(lambda: s3.delete_bucket(Bucket="photos")) == ("BucketNotEmpty", 409), "bucket not empty")
             s3.delete_object(Bucket="photos", Key="never-there")
@@ -169,6 +173,66 @@ import Testing
             check("Deleted" not in quiet and "Errors" not in quiet, "quiet")
             check([c["Key"] for c in s3.list_objects_v2(Bucket="copies")["Contents"]] == ["dst one"], "what is left")
             """, port: port, blobd: blobd)
+    }
+
+    /// Multipart uploads: boto3's upload_file of 20 MiB, and each call by hand with its errors;
+    /// the assembled object read back through S3 and through /v1 with Range and Repr-Digest.
+    @Test func boto3Multipart() throws {
+        let (blobd, port, dir) = try Self.start()
+        let big = testBytes(20 * 1024 * 1024, seed: 91)
+        let path = dir.file("big", big)
+        try Self.python(Self.client + """
+            s3.create_bucket(Bucket="mpu")
+            data = open(sys.argv[1], "rb").read()
+            s3.upload_file(sys.argv[1], "mpu", "big")
+            head = s3.head_object(Bucket="mpu", Key="big")
+            check(head["ContentLength"] == len(data) and head["ETag"].endswith('-3"'), "upload_file in 3 parts: %r" % head["ETag"])
+            check(s3.get_object(Bucket="mpu", Key="big")["Body"].read() == data, "multipart bytes")
+            part = s3.get_object(Bucket="mpu", Key="big", Range="bytes=8388600-8388700")["Body"].read()
+            check(part == data[8388600:8388701], "a range across a part boundary")
+
+            upload = s3.create_multipart_upload(Bucket="mpu", Key="manual", ContentType="video/mp4", Metadata={"k": "v"})["UploadId"]
+            check([u["UploadId"] for u in s3.list_multipart_uploads(Bucket="mpu")["Uploads"]] == [upload], "listed while unfinished")
+            first = s3.upload_part(Bucket="mpu", Key="manual", UploadId=upload, PartNumber=1, Body=b"z" * (5 * 1024 * 1024))
+            first = s3.upload_part(Bucket="mpu", Key="manual", UploadId=upload, PartNumber=1, Body=data[:5 * 1024 * 1024])
+            check(first["ETag"] == '"%s"' % hashlib.md5(data[:5 * 1024 * 1024]).hexdigest(), "a part's ETag is its MD5; a re-upload replaces it")
+            second = s3.upload_part(Bucket="mpu", Key="manual", UploadId=upload, PartNumber=2, Body=b"tail")
+            listed = s3.list_parts(Bucket="mpu", Key="manual", UploadId=upload)["Parts"]
+            check([(p["PartNumber"], p["Size"]) for p in listed] == [(1, 5 * 1024 * 1024), (2, 4)], "list parts")
+            parts = [{"PartNumber": 1, "ETag": first["ETag"]}, {"PartNumber": 2, "ETag": second["ETag"]}]
+            check(code(lambda: s3.complete_multipart_upload(Bucket="mpu", Key="manual", UploadId=upload,
+                                                            MultipartUpload={"Parts": parts[::-1]})) == ("InvalidPartOrder", 400), "order")
+            wrong = [{"PartNumber": 1, "ETag": second["ETag"]}, parts[1]]
+            check(code(lambda: s3.complete_multipart_upload(Bucket="mpu", Key="manual", UploadId=upload,
+                                                            MultipartUpload={"Parts": wrong})) == ("InvalidPart", 400), "wrong ETag")
+            done = s3.complete_multipart_upload(Bucket="mpu", Key="manual", UploadId=upload, MultipartUpload={"Parts": parts})
+            md5s = hashlib.md5(hashlib.md5(data[:5 * 1024 * 1024]).digest() + hashlib.md5(b"tail").digest()).hexdigest()
+            check(done["ETag"] == '"%s-2"' % md5s, "md5-of-part-md5s-N: %r" % done["ETag"])
+            again = s3.complete_multipart_upload(Bucket="mpu", Key="manual", UploadId=upload, MultipartUpload={"Parts": parts})
+            check(again["ETag"] == done["ETag"], "a repeated Complete succeeds")
+            got = s3.get_object(Bucket="mpu", Key="manual")
+            check(got["Body"].read() == data[:5 * 1024 * 1024] + b"tail" and got["ContentType"] == "video/mp4" and got["Metadata"] == {"k": "v"},
+                  "assembled with its attributes")
+            check("Uploads" not in s3.list_multipart_uploads(Bucket="mpu"), "no longer listed")
+
+            small = s3.create_multipart_upload(Bucket="mpu", Key="small")["UploadId"]
+            a = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=1, Body=b"x")
+            b = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=2, Body=b"y")
+            check(code(lambda: s3.complete_multipart_upload(Bucket="mpu", Key="small", UploadId=small, MultipartUpload={"Parts": [
+                {"PartNumber": 1, "ETag": a["ETag"]}, {"PartNumber": 2, "ETag": b["ETag"]}]})) == ("EntityTooSmall", 400), "5 MiB minimum")
+            s3.abort_multipart_upload(Bucket="mpu", Key="small", UploadId=small)
+            check(code(lambda: s3.list_parts(Bucket="mpu", Key="small", UploadId=small)) == ("NoSuchUpload", 404), "aborted")
+            check(code(lambda: s3.upload_part(Bucket="mpu", Key="small", UploadId="0" * 32, PartNumber=1, Body=b"x")) == ("NoSuchUpload", 404), "unknown id")
+            """, port: port, blobd: blobd, arguments: [path])
+        // Read through /v1: ranges and the whole blob's SHA-256.
+        let bearer = ["-H", "Authorization: Bearer bearer-token"]
+        let whole = try curl(bearer + ["-I", blobd.baseURL + "/v1/blobs/mpu/big"])
+        #expect(whole.header("Repr-Digest") == "sha-256=:\(Data(sha256(big)).base64EncodedString()):")
+        let ranged = try curl(bearer + ["-r", "10000000-10000099", blobd.baseURL + "/v1/blobs/mpu/big"])
+        #expect(ranged.status == 206)
+        #expect(ranged.body == Array(big[10_000_000...10_000_099]))
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/uploads")) ?? []
+        #expect(leftovers.isEmpty, "completed and aborted uploads leave no part files: \(leftovers)")
     }
 
     /// Presigned URLs used by curl, wrong keys and scopes, and hand-signed requests whose
@@ -384,10 +448,11 @@ import Testing
             let result = try run("/usr/bin/env", environment + ["aws", "--endpoint-url", endpoint] + arguments, timeout: 120)
             return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
         }
-        let small = testBytes(2048, seed: 61), medium = testBytes(5 * 1024 * 1024, seed: 62)
+        let small = testBytes(2048, seed: 61), medium = testBytes(5 * 1024 * 1024, seed: 62), large = testBytes(20 * 1024 * 1024, seed: 63)
         try FileManager.default.createDirectory(atPath: dir.path + "/tree/sub", withIntermediateDirectories: true)
         _ = dir.file("tree/small.bin", small)
         _ = dir.file("tree/sub/&+-é\" %.bin", medium)
+        _ = dir.file("tree/large.bin", large)
         #expect(try aws(["s3", "mb", "s3://cli"]).status == 0)
         let copied = try aws(["s3", "cp", dir.path + "/tree/small.bin", "s3://cli/one/small.bin"])
         #expect(copied.status == 0, "\(copied.stderr)")
@@ -401,6 +466,9 @@ import Testing
         #expect(try aws(["s3", "cp", "s3://cli/tree/sub/&+-é\" %.bin", dir.path + "/back.bin"]).status == 0)
         let back = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path + "/back.bin")))
         #expect(sha256Hex(back) == sha256Hex(medium))
+        #expect(try aws(["s3", "cp", "s3://cli/tree/large.bin", dir.path + "/large-back.bin"]).status == 0)
+        let largeBack = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path + "/large-back.bin")))
+        #expect(sha256Hex(largeBack) == sha256Hex(large), "20 MiB, uploaded by aws-cli in parts")
         let head = try aws(["s3api", "head-object", "--bucket", "cli", "--key", "one/small.bin"])
         #expect(head.stdout.contains("\"ContentLength\": 2048"))
         #expect(try aws(["s3", "sync", dir.path + "/tree", "s3://cli/tree"]).stdout.isEmpty, "a second sync has nothing to do")
