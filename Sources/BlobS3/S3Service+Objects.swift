@@ -31,6 +31,8 @@ extension S3Service {
         var chunked: (signing: AWSChunkedDecoder.Signing?, trailer: String?)?
         var size: UInt64?
         var expectedMD5: [UInt8]?
+        /// An `x-amz-checksum-*` header to check the body against (boto3 sends CRC32 by default).
+        var checksum: (algorithm: TrailerChecksum, expected: String)?
 
         init(_ head: HTTPRequestHead, authorized: Authorized?) throws {
             switch head["x-amz-content-sha256"] {
@@ -66,13 +68,22 @@ extension S3Service {
                 }
                 expectedMD5 = Array(digest)
             }
+            for field in head.headers {
+                let name = field.name.lowercased()
+                guard name.hasPrefix("x-amz-checksum-"), name != "x-amz-checksum-mode", name != "x-amz-checksum-type",
+                      name != "x-amz-checksum-algorithm" else { continue }
+                guard let algorithm = TrailerChecksum(name: name) else {
+                    throw S3Error(.invalidRequest, "\(field.name) is not a checksum blobd verifies (crc32, crc32c, sha1, sha256).")
+                }
+                checksum = (algorithm, String(field.value.trimmingOWS()))
+            }
         }
     }
 
     /// The body's consumer, decoding aws-chunked framing when the request has it.
     func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, requestID: String) throws -> HTTPRequestAction {
         let consumer = S3PutConsumer(service: self, sink: sink, expectedLength: payload.chunked == nil ? nil : payload.size,
-                                     expectedMD5: payload.expectedMD5, head: head, requestID: requestID)
+                                     expectedMD5: payload.expectedMD5, checksum: payload.checksum, head: head, requestID: requestID)
         if let chunked = payload.chunked {
             do {
                 consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer) { [unowned consumer] in
@@ -333,17 +344,19 @@ final class S3PutConsumer: HTTPBodyConsumer {
     var decoder: AWSChunkedDecoder?
     private let expectedLength: UInt64?
     private let expectedMD5: [UInt8]?
+    private let checksum: (algorithm: TrailerChecksum, expected: String)?
     private var md5 = MD5Hasher()
     private let head: HTTPRequestHead
     private let requestID: String
     private var failure: (any Error)?
 
-    init(service: S3Service, sink: any S3BodySink, expectedLength: UInt64?, expectedMD5: [UInt8]?, head: HTTPRequestHead,
-         requestID: String) {
+    init(service: S3Service, sink: any S3BodySink, expectedLength: UInt64?, expectedMD5: [UInt8]?,
+         checksum: (algorithm: TrailerChecksum, expected: String)?, head: HTTPRequestHead, requestID: String) {
         self.service = service
         self.sink = sink
         self.expectedLength = expectedLength
         self.expectedMD5 = expectedMD5
+        self.checksum = checksum
         self.head = head
         self.requestID = requestID
     }
@@ -360,6 +373,7 @@ final class S3PutConsumer: HTTPBodyConsumer {
     /// The body's bytes (without any aws-chunked framing): hashed for the ETag, then stored.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         md5.update(bytes)
+        checksum?.algorithm.update(bytes)
         try sink.write(bytes)
     }
 
@@ -373,6 +387,9 @@ final class S3PutConsumer: HTTPBodyConsumer {
         }
         if failure == nil, let expectedMD5, md5.finalize() != expectedMD5 {
             failure = S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
+        }
+        if failure == nil, let checksum, checksum.algorithm.base64() != checksum.expected {
+            failure = S3Error(.badDigest, "The \(checksum.algorithm.name) you specified did not match the calculated checksum.")
         }
         let handover = Handover(value: self)
         service.committers.submit {

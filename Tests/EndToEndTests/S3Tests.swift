@@ -87,6 +87,18 @@ import Testing
             bad = base64.b64encode(hashlib.md5(b"other").digest()).decode()
             check(code(lambda: s3.put_object(Bucket="photos", Key="md5-bad", Body=b"checked", ContentMD5=bad)) == ("BadDigest", 400), "Content-MD5 mismatch")
             check(code(lambda: s3.head_object(Bucket="photos", Key="md5-bad")) == ("404", 404), "nothing stored")
+            import zlib
+            for algorithm, digest in (("CRC32", base64.b64encode(zlib.crc32(b"summed").to_bytes(4, "big")).decode()),
+                                      ("SHA256", base64.b64encode(hashlib.sha256(b"summed").digest()).decode()),
+                                      ("SHA1", base64.b64encode(hashlib.sha1(b"summed").digest()).decode())):
+                s3.put_object(Bucket="photos", Key="summed", Body=b"summed", ChecksumAlgorithm=algorithm, **{"Checksum" + algorithm.title().replace("Sha", "SHA").replace("Crc", "CRC"): digest})
+            # A checksum header that does not match: BadDigest, nothing stored.
+            import urllib.request
+            bad_crc = base64.b64encode(zlib.crc32(b"other").to_bytes(4, "big")).decode()
+            check(code(lambda: s3.put_object(Bucket="photos", Key="crc-bad", Body=b"summed", ChecksumCRC32=bad_crc)) == ("BadDigest", 400),
+                  "x-amz-checksum-crc32 mismatch")
+            check(code(lambda: s3.head_object(Bucket="photos", Key="crc-bad")) == ("404", 404), "nothing stored")
+            s3.delete_object(Bucket="photos", Key="summed")
             s3.delete_object(Bucket="photos", Key="md5-checked")
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", IfNoneMatch=etag)) == ("304", 304), "if-none-match")
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", IfMatch='"nope"')) == ("PreconditionFailed", 412), "if-match")
