@@ -33,6 +33,7 @@ python-deps:
 	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3" 2>/dev/null || \
 		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3
 	@command -v aws >/dev/null 2>&1 || python3 -m pip install -q awscli
+	@command -v s3cmd >/dev/null 2>&1 || python3 -m pip install -q s3cmd
 
 check-openapi: python-deps
 	python3 -c "from openapi_spec_validator import validate; from openapi_spec_validator.readers import read_from_filename; d,_=read_from_filename('openapi.yaml'); validate(d); print('openapi.yaml is valid OpenAPI 3.1')"

@@ -450,6 +450,34 @@ import Testing
         _ = blobd
     }
 
+    /// s3cmd: mb, put (a small file and a 20 MiB one, which s3cmd sends in parts), ls, get, del.
+    @Test func s3cmd() throws {
+        let (blobd, port, dir) = try Self.start()
+        let small = testBytes(3_000_000, seed: 101), large = testBytes(20 * 1024 * 1024, seed: 102)
+        let options = ["--config=/dev/null", "--access_key=\(Self.accessKey)", "--secret_key=\(Self.secret)",
+                       "--host=127.0.0.1:\(port)", "--host-bucket=127.0.0.1:\(port)", "--no-ssl", "--region=us-east-1"]
+        func s3cmd(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            let result = try run("/usr/bin/env", ["s3cmd"] + options + arguments, timeout: 120)
+            return (result.status, String(decoding: result.stdout, as: UTF8.self) + result.stderr)
+        }
+        #expect(try s3cmd(["mb", "s3://cmd"]).status == 0)
+        for (name, bytes) in [("dir/small.bin", small), ("large.bin", large)] {
+            let put = try s3cmd(["put", dir.file(name.replacingOccurrences(of: "/", with: "-"), bytes), "s3://cmd/" + name])
+            #expect(put.status == 0, "\(put.output)")
+        }
+        let listed = try s3cmd(["ls", "--recursive", "s3://cmd"])
+        #expect(listed.output.contains("s3://cmd/dir/small.bin") && listed.output.contains("s3://cmd/large.bin"), "\(listed.output)")
+        for (name, bytes) in [("dir/small.bin", small), ("large.bin", large)] {
+            let target = dir.path + "/back-" + name.replacingOccurrences(of: "/", with: "-")
+            #expect(try s3cmd(["get", "--force", "s3://cmd/" + name, target]).status == 0)
+            let back = try [UInt8](Data(contentsOf: URL(fileURLWithPath: target)))
+            #expect(sha256Hex(back) == sha256Hex(bytes), "\(name) back byte for byte")
+        }
+        #expect(try s3cmd(["del", "s3://cmd/dir/small.bin", "s3://cmd/large.bin"]).status == 0)
+        #expect(try s3cmd(["rb", "s3://cmd"]).status == 0)
+        _ = blobd
+    }
+
     /// aws-cli's high-level commands (files below its 8 MiB multipart threshold).
     @Test func awsCLI() throws {
         let (blobd, port, dir) = try Self.start()
