@@ -136,6 +136,9 @@ struct SeededGenerator: RandomNumberGenerator {
     /// The key rules, restated: decode %XX strictly, then 1...1024 bytes of UTF-8 without
     /// control characters, and no empty, "." or ".." segment.
     static func oracle(_ raw: [UInt8]) -> [UInt8]? {
+        // The path itself never has an empty segment: no leading, trailing or doubled `/`.
+        let pathSegments = raw.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard !pathSegments.contains(where: \.isEmpty) else { return nil }
         var bytes: [UInt8] = []
         var i = 0
         while i < raw.count {
@@ -150,10 +153,11 @@ struct SeededGenerator: RandomNumberGenerator {
                 i += 1
             }
         }
-        guard (1...1024).contains(bytes.count), String(validating: bytes, as: UTF8.self) != nil,
+        guard (1...1088).contains(bytes.count), String(validating: bytes, as: UTF8.self) != nil,
               !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+        // After decoding, segments may be empty (`%2F` makes them) but never `.` or `..`.
         let segments = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Array($0) }
-        guard !segments.contains(where: { $0.isEmpty || $0 == [0x2E] || $0 == [0x2E, 0x2E] }) else { return nil }
+        guard !segments.contains(where: { $0 == [0x2E] || $0 == [0x2E, 0x2E] }) else { return nil }
         return bytes
     }
 }
