@@ -36,9 +36,14 @@ final class AWSChunkedDecoder {
     private(set) var decodedLength: UInt64 = 0
     private let write: (UnsafeRawBufferPointer) throws -> Void
 
+    /// The decoded length the request declared (x-amz-decoded-content-length).
+    private let declaredLength: UInt64?
+
     /// `trailer`: the one `x-amz-trailer` the request declared, if any.
-    init(signing: Signing?, trailer: String?, write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(S3Error) {
+    init(signing: Signing?, trailer: String?, declaredLength: UInt64?,
+         write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(S3Error) {
         self.signing = signing
+        self.declaredLength = declaredLength
         self.write = write
         if let trailer {
             guard let checksum = TrailerChecksum(name: trailer.lowercased()) else {
@@ -105,6 +110,9 @@ final class AWSChunkedDecoder {
             if extensionPart.count == 2, extensionPart[0] == "chunk-signature" { chunkSignature = String(extensionPart[1]) }
         }
         chunkHasher = SHA256Hasher()
+        if let declaredLength, decodedLength + size > declaredLength {
+            throw S3Error(.invalidRequest, "The aws-chunked body is longer than its x-amz-decoded-content-length.")
+        }
         if size == 0 {
             try endChunk()
             state = .trailer

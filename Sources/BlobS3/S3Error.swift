@@ -32,6 +32,7 @@ struct S3Error: Error, Equatable {
         case invalidPart = "InvalidPart"
         case invalidPartOrder = "InvalidPartOrder"
         case entityTooSmall = "EntityTooSmall"
+        case operationAborted = "OperationAborted"
         case notImplemented = "NotImplemented"
         case preconditionFailed = "PreconditionFailed"
         case requestTimeTooSkewed = "RequestTimeTooSkewed"
@@ -45,7 +46,7 @@ struct S3Error: Error, Equatable {
             case .noSuchBucket, .noSuchKey, .noSuchUpload: 404
             case .missingContentLength: 411
             case .methodNotAllowed: 405
-            case .bucketAlreadyOwnedByYou, .bucketNotEmpty: 409
+            case .bucketAlreadyOwnedByYou, .bucketNotEmpty, .operationAborted: 409
             case .preconditionFailed: 412
             case .invalidRange: 416
             case .internalError: 500
@@ -90,6 +91,7 @@ struct S3Error: Error, Equatable {
             case .invalidPart(let number):
                 self.init(.invalidPart, "One or more of the specified parts could not be found or its ETag did not match (part \(number)).")
             case .invalidPartOrder: self.init(.invalidPartOrder, "The list of parts was not in ascending order.")
+            case .uploadBusy: self.init(.operationAborted, "A conflicting operation is in progress on this upload; retry it.")
             case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
             case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
             case .index(.busy), .index(.unavailable):

@@ -13,8 +13,10 @@ extension S3Service {
         if let length = head["Content-Length"].flatMap(Int.init), length > Self.maxDeleteBody {
             throw S3Error(.invalidRequest, "The DeleteObjects request body is too large.")
         }
-        return .receive(BufferedBody(limit: Self.maxDeleteBody) { [self] body in
+        let expected = try Self.bufferedPayloadHash(head)
+        return .receive(BufferedBody(limit: Self.maxDeleteBody, committers: committers) { [self] body in
             do {
+                try Self.check(body, against: expected)
                 return try deleteObjects(body, bucket: bucket, requestID: requestID)
             } catch {
                 var failure = S3Error(error)
@@ -58,6 +60,31 @@ extension S3Service {
         }
         xml += "</DeleteResult>"
         return xmlResponse(xml, requestID: requestID)
+    }
+}
+
+extension S3Service {
+    /// The SHA-256 a small XML body (DeleteObjects, Complete) must have: the signed hex digest,
+    /// or nil for UNSIGNED-PAYLOAD. Such bodies are not accepted aws-chunked.
+    static func bufferedPayloadHash(_ head: HTTPRequestHead) throws -> [UInt8]? {
+        switch head["x-amz-content-sha256"] {
+        case nil, "UNSIGNED-PAYLOAD": return nil
+        case let value? where value.hasPrefix("STREAMING-"):
+            throw S3Error(.invalidRequest, "This request's body cannot be sent aws-chunked.")
+        case let value?:
+            guard let digest = hexBytes(value), digest.count == 32 else {
+                throw S3Error(.invalidArgument, "x-amz-content-sha256 must be UNSIGNED-PAYLOAD or a hex SHA-256.")
+            }
+            return digest
+        }
+    }
+
+    /// Throws unless `body` has the SHA-256 `expected` (when given).
+    static func check(_ body: [UInt8]?, against expected: [UInt8]?) throws {
+        guard let expected else { return }
+        guard let body, SHA256Hasher.hash(body) == expected else {
+            throw S3Error(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+        }
     }
 }
 

@@ -104,7 +104,7 @@ final class CopyJob: HTTPBodyConsumer {
             stream.abandon()
             return respond(service.failure(S3Error(error), head: head, requestID: requestID))
         }
-        stream.commit(as: destination, attributes: attributes, md5: source.record.md5, if: condition) { [self] result in
+        stream.commit(as: destination, attributes: attributes, md5: source.record.md5, parts: source.record.parts, if: condition) { [self] result in
             switch result {
             case .success(let stored):
                 let xml = XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"

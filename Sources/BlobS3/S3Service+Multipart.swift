@@ -35,8 +35,10 @@ extension S3Service {
         let blobKey = try blobKey(bucket, key)
         guard let id = Self.value("uploadId", in: query) else { throw S3Error(.invalidArgument, "uploadId is missing.") }
         let preconditions = Preconditions(head)
+        let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: 1 << 20, committers: committers) { [self] body in
             do {
+                try Self.check(body, against: expected)
                 if let etag = try store.completedMultipart(id, key: blobKey) {
                     return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
                 }
@@ -87,7 +89,11 @@ extension S3Service {
     func listParts(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
         let upload = try multipartUpload(bucket, key, query)
         let marker = Self.value("part-number-marker", in: query).flatMap { Int($0) } ?? 0
-        let maxParts = min(1000, Self.value("max-parts", in: query).flatMap { Int($0) } ?? 1000)
+        var maxParts = 1000
+        if let text = Self.value("max-parts", in: query) {
+            guard let number = Int(text), number > 0 else { throw S3Error(.invalidArgument, "max-parts must be a positive integer.") }
+            maxParts = min(number, 1000)
+        }
         let all = try store.parts(of: upload.id).filter { $0.number > marker }
         let page = all.prefix(maxParts)
         var xml = XML.declaration + "<ListPartsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)

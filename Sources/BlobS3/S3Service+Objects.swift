@@ -86,7 +86,8 @@ extension S3Service {
                                      expectedMD5: payload.expectedMD5, checksum: payload.checksum, head: head, requestID: requestID)
         if let chunked = payload.chunked {
             do {
-                consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer) { [unowned consumer] in
+                consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer,
+                                                         declaredLength: payload.size) { [unowned consumer] in
                     try consumer.write($0)
                 }
             } catch {

@@ -49,7 +49,7 @@ public final class S3Service: HTTPHandler {
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, query: query))
+            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query))
             return try route(head, query: query, target: target, authorized: authorized, requestID: requestID)
         } catch {
             var failure = S3Error(error)
@@ -105,13 +105,13 @@ public final class S3Service: HTTPHandler {
         return .object(bucket: bucket, key: key)
     }
 
-    /// The scope a request needs (DeleteObjects is a POST that deletes).
-    static func scope(_ method: String, query: [(name: String, value: [UInt8])]) -> Scope {
-        switch method {
-        case "GET", "HEAD": .read
-        case "DELETE": .delete
-        case "POST" where query.contains { $0.name == "delete" }: .delete
-        default: .write
+    /// The scope a request needs: DeleteObjects (a POST on a bucket with `?delete`) deletes.
+    static func scope(_ method: String, target: Target, query: [(name: String, value: [UInt8])]) -> Scope {
+        switch (method, target) {
+        case ("GET", _), ("HEAD", _): return .read
+        case ("DELETE", _): return .delete
+        case ("POST", .bucket) where query.contains(where: { $0.name == "delete" }): return .delete
+        default: return .write
         }
     }
 
@@ -134,6 +134,21 @@ public final class S3Service: HTTPHandler {
         }
         guard let signedAt = SigV4.seconds(ofAmzDate: signed.amzDate) else {
             throw S3Error(.accessDenied, "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
+        }
+        guard signed.amzDate.hasPrefix(signed.scopeDate), signed.service == "s3" else {
+            throw S3Error(.authorizationHeaderMalformed, "The credential scope must name the request's date and the service s3.")
+        }
+        guard signed.signedHeaders.contains("host") else {
+            throw S3Error(.accessDenied, "The Host header must be signed.")
+        }
+        if signed.expires == nil {
+            // Every x-amz-* header the request carries must be covered, or it could be added later.
+            let unsigned = Set(head.headers.map { $0.name.lowercased() }.filter { $0.hasPrefix("x-amz-") })
+                .subtracting(signed.signedHeaders)
+            guard unsigned.isEmpty else {
+                throw S3Error(.accessDenied, "There were headers present in the request which were not signed: "
+                              + unsigned.sorted().joined(separator: ", "))
+            }
         }
         let now = Int64(time(nil))
         if let expires = signed.expires {

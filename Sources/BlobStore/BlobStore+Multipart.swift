@@ -2,9 +2,11 @@
 import Glibc
 #endif
 
-/// S3 multipart uploads: parts stream to `DIR/uploads/mp-ID-N` like PUT bodies (fsynced, then
-/// listed in the index); Complete reads them in order into a new blob file, computing its
-/// SHA-256 (so every blob has Repr-Digest), and commits it atomically like a PUT.
+/// S3 multipart uploads: parts stream to `DIR/uploads/mp-ID-N-MD5` like PUT bodies (fsynced,
+/// then listed in the index; the file's name carries its MD5, so a part uploaded again under the
+/// same number never overwrites the file the index still names); Complete reads them in order
+/// into a new blob file, computing its SHA-256 (so every blob has Repr-Digest), and commits it
+/// atomically like a PUT. One Complete (or Abort) of an upload runs at a time.
 extension BlobStore {
     /// The smallest part other than the last, as in S3.
     public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
@@ -41,7 +43,7 @@ extension BlobStore {
         guard upload.completedETag == nil else { throw .uploadNotFound }
         if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit { throw .tooLarge(limit: limit) }
         try checkFreeSpace(needed: expectedSize ?? 0)
-        let temporary = partPath(upload.id, number) + ".tmp." + FileSystem.randomID().prefix(8)
+        let temporary = "\(directory)/uploads/mp-\(upload.id)-\(number).tmp.\(FileSystem.randomID().prefix(8))"
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         return PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
                                expectedSize: expectedSize, expectedSHA256: expectedSHA256)
@@ -51,6 +53,8 @@ extension BlobStore {
     /// holds for the key's current record. Blocks while the parts are read and committed.
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
                                   if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError) -> (record: BlobRecord, etag: String) {
+        guard claimUpload(upload.id) else { throw .uploadBusy }
+        defer { releaseUpload(upload.id) }
         guard !wanted.isEmpty else { throw .invalidPart(number: 0) }
         for (previous, next) in zip(wanted, wanted.dropFirst()) where next.number <= previous.number { throw .invalidPartOrder }
         let stored = Dictionary(try parts(of: upload.id).map { ($0.number, $0) }, uniquingKeysWith: { $1 })
@@ -74,19 +78,20 @@ extension BlobStore {
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count, if: condition).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag)
-        for part in stored.values { FileSystem.remove(partPath(upload.id, part.number)) }
+        for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }
         return (record, etag)
     }
 
     /// Streams part `part` into `stream`.
     private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream) throws(StoreError) {
-        let descriptor = try FileSystem.open(partPath(id, part.number), O_RDONLY)
+        let descriptor = try FileSystem.open(partPath(id, part), O_RDONLY)
         defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0
         while offset < part.size {
+            let wanted = Int(min(UInt64(buffer.count), part.size - offset))
             let count = try FileSystem.retrying("read part") {
-                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
             }
             guard count > 0 else { throw .io(operation: "read part \(part.number)", errno: EIO) }
             try buffer.withUnsafeBytes { bytes in
@@ -104,9 +109,11 @@ extension BlobStore {
 
     /// Removes upload `id` and its parts.
     public func abortMultipart(_ upload: MultipartUpload) throws(StoreError) {
+        guard claimUpload(upload.id) else { throw .uploadBusy }
+        defer { releaseUpload(upload.id) }
         let parts = try parts(of: upload.id)
         try multipartIndex.removeMultipart(upload.id)
-        for part in parts { FileSystem.remove(partPath(upload.id, part.number)) }
+        for part in parts { FileSystem.remove(partPath(upload.id, part)) }
     }
 
     /// Removes multipart uploads past their expiry (and completed ones past theirs); returns how many.
@@ -118,11 +125,25 @@ extension BlobStore {
             guard let upload = try? multipartIndex.multipart(id) else { continue }
             if (try? abortMultipart(upload)) != nil { removed += 1 }
         }
+        // Part files whose upload is gone or completed: left by a crash between the index
+        // update and the unlink. (Every upload's row exists before any of its part files.)
+        for name in FileSystem.contents(of: directory + "/uploads") where name.hasPrefix("mp-") {
+            let id = String(name.dropFirst(3).prefix(32))
+            let upload: MultipartUpload?
+            do {
+                upload = try multipartIndex.multipart(id)
+            } catch {
+                continue  // the index did not answer: keep the file
+            }
+            if let upload, upload.completedETag == nil { continue }
+            FileSystem.remove(directory + "/uploads/" + name)
+        }
         return removed
     }
 
-    func partPath(_ id: String, _ number: Int) -> String {
-        "\(directory)/uploads/mp-\(id)-\(number)"
+    /// The file of `part`: its number and MD5 in the name.
+    func partPath(_ id: String, _ part: UploadedPart) -> String {
+        "\(directory)/uploads/mp-\(id)-\(part.number)-\(hex(part.md5))"
     }
 }
 
@@ -165,11 +186,20 @@ public final class PartWriteStream {
         }
         try writer.sync()
         writer.close()
-        try FileSystem.rename(temporary, store.partPath(upload, number))
+        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)))
+        let path = store.partPath(upload, part)
+        try FileSystem.rename(temporary, path)
         ended = true
         try FileSystem.syncDirectory(store.directory + "/uploads")
-        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)))
-        try store.multipartIndex.savePart(part, of: upload)
+        do {
+            // The part replaced, if any, had other bytes under another name: its file goes.
+            if let previous = try store.multipartIndex.savePart(part, of: upload), previous.md5 != part.md5 {
+                FileSystem.remove(store.partPath(upload, previous))
+            }
+        } catch {
+            FileSystem.remove(path)
+            throw error
+        }
         return part
     }
 

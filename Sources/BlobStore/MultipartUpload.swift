@@ -47,8 +47,9 @@ public protocol MultipartIndex: Sendable {
     func multipart(_ id: String) throws(StoreError) -> MultipartUpload?
     /// Unfinished uploads whose key starts with `prefix`, by key then start time.
     func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload]
-    /// Records a part, replacing one of the same number.
-    func savePart(_ part: UploadedPart, of id: String) throws(StoreError)
+    /// Records a part, replacing one of the same number (returned); `.uploadNotFound` unless
+    /// the upload exists and is not completed.
+    func savePart(_ part: UploadedPart, of id: String) throws(StoreError) -> UploadedPart?
     func parts(of id: String) throws(StoreError) -> [UploadedPart]
     func markCompleted(_ id: String, etag: String) throws(StoreError)
     func removeMultipart(_ id: String) throws(StoreError)

@@ -397,20 +397,28 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         }
     }
 
-    public func savePart(_ part: UploadedPart, of id: String) throws(StoreError) {
-        try write { db in
+    public func savePart(_ part: UploadedPart, of id: String) throws(StoreError) -> UploadedPart? {
+        let result: Result<UploadedPart?, StoreError> = try write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM multipart_uploads WHERE id = ? AND completed_etag IS NULL)",
+                                    arguments: [id]) == true else { return .failure(.uploadNotFound) }
+            let previous = try Row.fetchOne(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? AND number = ?",
+                                            arguments: [id, part.number]).map(Self.part(from:))
             try db.execute(sql: "INSERT OR REPLACE INTO multipart_parts (upload, number, size, md5, modified) VALUES (?, ?, ?, ?, ?)",
                            arguments: [id, part.number, Int64(part.size), Data(part.md5), part.modified])
+            return .success(previous)
         }
+        return try result.get()
+    }
+
+    private static func part(from row: Row) -> UploadedPart {
+        UploadedPart(number: row["number"], size: UInt64(max(0, row["size"] as Int64)), md5: Array(row["md5"] as Data),
+                     modified: row["modified"])
     }
 
     public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
         try run {
             try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number", arguments: [id]).map { row in
-                    UploadedPart(number: row["number"], size: UInt64(max(0, row["size"] as Int64)), md5: Array(row["md5"] as Data),
-                                 modified: row["modified"])
-                }
+                try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number", arguments: [id]).map(Self.part(from:))
             }
         }
     }

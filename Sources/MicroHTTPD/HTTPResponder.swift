@@ -30,22 +30,19 @@ public final class HTTPResponder: @unchecked Sendable {
 
     /// Sends `response`. Call exactly once.
     public func send(_ response: HTTPResponse) {
-        let resume = state.withLock { state -> Bool in
+        state.withLock { state in
             switch state {
             case .waiting:
                 state = .ready(response)
-                return false
             case .suspended:
                 state = .ready(response)
-                return true
+                // Under the lock, so a shutdown that finds this answer ready also finds the
+                // connection resumed before it stops libmicrohttpd.
+                server.resumed(self)
+                MHD_resume_connection(connection)
             case .ready, .sent:
                 response.discard()
-                return false
             }
-        }
-        if resume {
-            server.resumed(self)
-            MHD_resume_connection(connection)
         }
     }
 
