@@ -222,17 +222,28 @@ extension S3Service {
         }
 
         let bucketPrefix = Array((bucket + "/").utf8)
-        var cursor: [UInt8]? = after.map { bucketPrefix + Array($0.utf8) }
+        let listed = bucketPrefix + Array(prefix.utf8)
+        // Resuming after a common prefix (a marker that holds the delimiter past the prefix and
+        // ends with it) skips every key under it: UTF-8 never holds the byte 0xFF.
+        var cursor: [UInt8]? = after.map { after in
+            var bytes = bucketPrefix + Array(after.utf8)
+            if let delimiter, after.hasPrefix(prefix), after.hasSuffix(delimiter), after.dropFirst(prefix.count).contains(delimiter) {
+                bytes.append(0xFF)
+            }
+            return bytes
+        }
         var contents: [BlobRecord] = []
         var commonPrefixes: [String] = []
         var truncated = false
         var lastReturned: String?
-        scan: while contents.count + commonPrefixes.count < maxKeys || maxKeys == 0 {
-            if maxKeys == 0 { break }
-            let page = try store.list(prefix: bucketPrefix + Array(prefix.utf8), after: cursor, limit: 1000)
-            if page.isEmpty { break }
+        // The common prefix being rolled up: keys under it are skipped, within a page by
+        // comparison and past its end by moving the cursor, never by reading them all.
+        var rolling: String?
+        scan: while maxKeys > 0 {
+            let page = try store.list(prefix: listed, after: cursor, limit: 1000)
             for record in page {
                 let objectKey = String(record.key.rawValue.dropFirst(bucket.count + 1))
+                if let rolling, objectKey.hasPrefix(rolling) { continue }
                 if contents.count + commonPrefixes.count == maxKeys {
                     truncated = true
                     break scan
@@ -241,18 +252,17 @@ extension S3Service {
                     let common = String(objectKey[..<range.upperBound])
                     commonPrefixes.append(common)
                     lastReturned = common
-                    // Skip every key under this common prefix: UTF-8 never holds 0xFF.
-                    cursor = bucketPrefix + Array(common.utf8) + [0xFF]
-                    continue scan
+                    rolling = common
+                } else {
+                    contents.append(record)
+                    lastReturned = objectKey
                 }
-                contents.append(record)
-                lastReturned = objectKey
-                cursor = record.key.bytes
             }
-            if page.count < 1000 { break }
-        }
-        if !truncated, contents.count + commonPrefixes.count == maxKeys, maxKeys > 0, let cursor {
-            truncated = !(try store.list(prefix: bucketPrefix + Array(prefix.utf8), after: cursor, limit: 1).isEmpty)
+            guard page.count == 1000, let last = page.last else { break }
+            cursor = last.key.bytes
+            if let rolling, String(last.key.rawValue.dropFirst(bucket.count + 1)).hasPrefix(rolling) {
+                cursor = bucketPrefix + Array(rolling.utf8) + [0xFF]
+            }
         }
 
         func encoded(_ text: String) -> String {

@@ -124,6 +124,32 @@ import Testing
             v1 = [c["Key"] for p in s3.get_paginator("list_objects").paginate(Bucket="photos", PaginationConfig={"PageSize": 4})
                   for c in p.get("Contents", [])]
             check(v1 == sorted(list(bodies) + ["p/%d/x" % i for i in range(7)], key=lambda k: k.encode()), "v1 pages %r" % v1)
+            # Pages of one with a delimiter: each common prefix once, never repeated.
+            s3.create_bucket(Bucket="pages")
+            for key in ["a/1", "a/2", "b", "c/1", "c/d/2", "dir/", "dir/x"]:
+                s3.put_object(Bucket="pages", Key=key, Body=b"p")
+            seen, token = [], None
+            for _ in range(20):
+                page = s3.list_objects_v2(Bucket="pages", Delimiter="/", MaxKeys=1, **({"ContinuationToken": token} if token else {}))
+                seen += [c["Key"] for c in page.get("Contents", [])] + [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+                if not page["IsTruncated"]:
+                    break
+                token = page["NextContinuationToken"]
+            check(seen == ["a/", "b", "c/", "dir/"], "v2 pages of one: %r" % seen)
+            seen, marker = [], ""
+            for _ in range(20):
+                page = s3.list_objects(Bucket="pages", Delimiter="/", MaxKeys=1, Marker=marker)
+                seen += [c["Key"] for c in page.get("Contents", [])] + [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+                if not page["IsTruncated"]:
+                    break
+                marker = page["NextMarker"]
+            check(seen == ["a/", "b", "c/", "dir/"], "v1 pages of one: %r" % seen)
+            inside = s3.list_objects_v2(Bucket="pages", Prefix="dir/", Delimiter="/")
+            check([c["Key"] for c in inside["Contents"]] == ["dir/", "dir/x"], "a key equal to its prefix is listed: %r" % inside)
+            for key in ["a/1", "a/2", "b", "c/1", "c/d/2", "dir/", "dir/x"]:
+                s3.delete_object(Bucket="pages", Key=key)
+            s3.delete_bucket(Bucket="pages")
+
             odd = s3.list_objects_v2(Bucket="photos", Prefix="odd/")
             check([c["Key"] for c in odd["Contents"]] == ['odd/&+-é" %.txt', "odd/a//b", "odd/folder/", "odd/" + "k" * 1020],
                   "url-encoded keys come back decoded: %r" % [c["Key"] for c in odd["Contents"]])
