@@ -26,7 +26,7 @@ public final class AccessLog: Sendable {
     }
 
     /// One request's line. `key` is the decoded blob key, when the route has one.
-    func record(_ summary: HTTPRequestSummary, route: String, key: String?) {
+    public func record(_ summary: HTTPRequestSummary, route: String, key: String?) {
         var line: [UInt8] = []
         line.reserveCapacity(320)
         var first = true

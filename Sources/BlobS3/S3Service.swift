@@ -17,13 +17,16 @@ public final class S3Service: HTTPHandler {
     let logger: Logger
     /// Threads that make uploads durable off the HTTP workers.
     let committers: WorkerPool
+    /// One line per request (route `s3`, key `BUCKET/KEY`); nil for none.
+    let accessLog: AccessLog?
     /// Largest clock skew accepted on a signed request, in seconds (S3's 15 minutes).
     static let maxSkew: Int64 = 15 * 60
 
     /// Serves `store` with the S3 keys of `access`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
-                logger: Logger = Logger(label: "blobd.s3")) {
+                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil) {
         self.store = store
+        self.accessLog = accessLog
         self.access = access
         self.metrics = metrics
         self.logger = logger
@@ -83,6 +86,9 @@ public final class S3Service: HTTPHandler {
         let method = ["GET", "HEAD", "PUT", "POST", "DELETE"].contains(summary.head.method) ? summary.head.method : "OTHER"
         metrics.recordRequest(method: method, route: "s3", status: summary.status, duration: summary.duration,
                               received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
+        guard let accessLog else { return }
+        let key = PercentEncoding.decode(summary.head.path.dropFirst()).map { String(decoding: $0, as: UTF8.self) }
+        accessLog.record(summary, route: "s3", key: key.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// `/`, `/BUCKET[/]` or `/BUCKET/KEY` (the key percent-decoded, exactly as sent otherwise).

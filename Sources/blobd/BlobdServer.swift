@@ -47,6 +47,7 @@ enum BlobdServer {
         }
 
         let metrics = Metrics(version: blobdVersion)
+        let accessLog = logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
                                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections)
@@ -57,10 +58,10 @@ enum BlobdServer {
             server = try HTTPServer(
                 configuration: serverConfiguration(configuration.host, configuration.port),
                 handler: BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
-                                     accessLog: logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil))
+                                     accessLog: accessLog))
             if let (host, port) = configuration.s3Listen {
                 s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
-                                          handler: S3Service(store: store, access: access, metrics: metrics, logger: logger))
+                                          handler: S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog))
                 if access.isOpen {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }

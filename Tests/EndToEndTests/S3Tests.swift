@@ -574,6 +574,8 @@ import Testing
             keys = [c["Key"] for c in s3.list_objects_v2(Bucket="shared")["Contents"]]
             check(keys == ["from-s3.bin", "from-v1.bin"], "both in the listing: %r" % keys)
             """, port: port, blobd: blobd, arguments: [dir.path + "/b"])
+        #expect(eventually(within: 3) { blobd.stderr.contains("blob.key=shared/from-v1.bin client.address=") && blobd.stderr.contains("http.route=s3") },
+                "S3 requests are in the access log")
     }
 }
 
