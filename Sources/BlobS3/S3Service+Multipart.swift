@@ -18,7 +18,7 @@ extension S3Service {
     /// UploadPart (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID`): the part streams to its file.
     func receivePart(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
                      authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "UploadPartCopy is not implemented yet.") }
+        if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "blobd's S3 dialect does not support UploadPartCopy.") }
         let upload = try multipartUpload(bucket, key, query)
         guard let text = Self.value("partNumber", in: query), let number = Int(text), (1...10_000).contains(number) else {
             throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")

@@ -47,7 +47,7 @@ extension S3Service {
             case "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
                 chunked = (nil, head["x-amz-trailer"]?.trimmingOWS().description)
             case let value? where value.hasPrefix("STREAMING-"):
-                throw S3Error(.notImplemented, "The payload mode \(value) is not implemented; use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                throw S3Error(.notImplemented, "blobd does not support the payload mode \(value); use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
                               + "STREAMING-UNSIGNED-PAYLOAD-TRAILER, UNSIGNED-PAYLOAD or the body's SHA-256.")
             case let value?:
                 guard let digest = S3Service.hexBytes(value), digest.count == 32 else {

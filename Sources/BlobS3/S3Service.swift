@@ -182,7 +182,7 @@ public final class S3Service: HTTPHandler {
         for unsupported in ["tagging", "policy", "lifecycle", "cors", "website", "replication",
                             "encryption", "object-lock", "retention", "legal-hold", "notification", "logging", "torrent"]
         where names.contains(unsupported) {
-            throw S3Error(.notImplemented, "'\(unsupported)' is not implemented by blobd's S3 dialect.")
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported)'.")
         }
         switch (target, head.method) {
         case (.service, "GET"), (.service, "HEAD"):
@@ -191,7 +191,7 @@ public final class S3Service: HTTPHandler {
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case (.bucket(let name), "PUT"):
             if names.contains("acl") || names.contains("versioning") {
-                throw S3Error(.notImplemented, "Changing a bucket's ACL or versioning is not implemented.")
+                throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
             }
             return .respond(try createBucket(name, requestID: requestID))
         case (.bucket(let name), "HEAD"):
@@ -228,7 +228,7 @@ public final class S3Service: HTTPHandler {
             return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
         case (.object(let bucket, let key), "PUT"):
             if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
-            if names.contains("acl") { throw S3Error(.notImplemented, "Changing an object's ACL is not implemented.") }
+            if names.contains("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
             if names.contains("acl") {
