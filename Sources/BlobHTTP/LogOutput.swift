@@ -68,6 +68,11 @@ public final class LogOutput: Sendable {
                     offset += written
                 } else if written < 0 && errno == EINTR {
                     continue
+                } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    // A non-blocking stderr (a pipe its reader made so) is full: wait for room,
+                    // up to a second at a time, rather than drop lines.
+                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, 1000) <= 0 { break }
                 } else {
                     break  // stderr is gone: drop the lines rather than block the server
                 }

@@ -31,9 +31,10 @@ final class TempDir: Sendable {
     }
 }
 
-/// Text shared between threads.
+/// Text shared between threads, and whether its source has reached its end.
 final class LockedText: Sendable {
     let value = Mutex("")
+    let ended = Mutex(false)
 }
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -67,7 +68,11 @@ final class BlobdProcess: @unchecked Sendable {
         let text = stderrText
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                text.ended.withLock { $0 = true }
+                return
+            }
             text.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -103,13 +108,17 @@ final class BlobdProcess: @unchecked Sendable {
         return port
     }
 
-    /// Sends `signal` and waits (bounded) for exit; returns the exit status, nil if still running.
+    /// Sends `signal` and waits (bounded) for exit, and for everything it wrote to stderr to be
+    /// read; returns the exit status, nil if still running.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: Double = 30) -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        guard !process.isRunning else { return nil }
+        let text = stderrText
+        eventually(within: 5) { text.ended.withLock { $0 } }
+        return process.terminationStatus
     }
 
     deinit {
