@@ -41,7 +41,7 @@ public final class S3Service: HTTPHandler {
     }
 
     public func handle(_ head: HTTPRequestHead) -> HTTPRequestAction {
-        let requestID = FileSystemID.next()
+        let requestID = RequestID.next()
         var bucketName: String?
         var objectKey: String?
         do {
@@ -79,7 +79,7 @@ public final class S3Service: HTTPHandler {
     public func shutdownResponse() -> HTTPResponse {
         var error = S3Error(.serviceUnavailable, "blobd is shutting down; the request may or may not have taken effect. Retry it.")
         error.headers = [("Connection", "close"), ("Retry-After", "1")]
-        return error.response(requestID: FileSystemID.next(), head: false)
+        return error.response(requestID: RequestID.next(), head: false)
     }
 
     public func requestCompleted(_ summary: HTTPRequestSummary) {
@@ -315,7 +315,7 @@ public final class S3Service: HTTPHandler {
 }
 
 /// Request ids: 16 hex digits, unique enough to find a request in the logs.
-enum FileSystemID {
+enum RequestID {
     static func next() -> String {
         var generator = SystemRandomNumberGenerator()
         return hex((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) }).uppercased()
