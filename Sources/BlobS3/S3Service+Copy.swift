@@ -2,6 +2,10 @@ import BlobHTTP
 import BlobStore
 import MicroHTTPD
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension S3Service {
     /// CopyObject (`PUT` with `x-amz-copy-source`): COPY keeps the source's attributes, REPLACE
     /// takes the request's; a self-copy needs REPLACE. `x-amz-copy-source-if-*` are checked
@@ -92,14 +96,9 @@ final class CopyJob: HTTPBodyConsumer {
 
     private func run(then respond: @escaping (HTTPResponse) -> Void) {
         do {
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            var offset: UInt64 = 0
-            while offset < source.record.size {
-                let count = try buffer.withUnsafeMutableBytes { try source.read(at: offset, into: $0) }
-                guard count > 0 else { throw StoreError.io(operation: "read copy source", errno: 0) }
-                try buffer.withUnsafeBytes { try stream.write(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-                offset += UInt64(count)
-            }
+            let descriptor = try source.takeDescriptor()
+            defer { close(descriptor) }
+            try stream.write(contentsOf: descriptor, count: source.record.size)
         } catch {
             stream.abandon()
             return respond(service.failure(S3Error(error), head: head, requestID: requestID))

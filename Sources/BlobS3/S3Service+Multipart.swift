@@ -133,10 +133,6 @@ extension S3Service {
         }
     }
 
-    /// The decoded value of query parameter `name`.
-    static func value(_ name: String, in query: [(name: String, value: [UInt8])]) -> String? {
-        query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
-    }
 }
 
 /// One part of a multipart upload: fsynced, then listed.

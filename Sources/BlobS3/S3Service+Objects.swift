@@ -189,9 +189,7 @@ extension S3Service {
     /// ListObjectsV2 (`list-type=2`) or ListObjects v1: prefix, delimiter (each common prefix
     /// is skipped past, not scanned), max-keys up to 1000, continuation or marker, url encoding.
     func list(_ bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
-        func value(_ name: String) -> String? {
-            query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
-        }
+        func value(_ name: String) -> String? { Self.value(name, in: query) }
         let v2 = value("list-type") == "2"
         // ListObjectVersions: every object is its one version, `null`.
         let versions = query.contains { $0.name == "versions" }

@@ -45,7 +45,7 @@ public final class S3Service: HTTPHandler {
         var bucketName: String?
         var objectKey: String?
         do {
-            guard let query = Self.decodeQuery(head.query ?? []) else {
+            guard let query = PercentEncoding.decodeQuery(head.query ?? []) else {
                 throw S3Error(.invalidArgument, "The query string has an invalid percent-encoding.")
             }
             try BlobService.checkFraming(head)
@@ -62,9 +62,9 @@ public final class S3Service: HTTPHandler {
         }
     }
 
-    /// The query's names and values, decoded (`+` stays a plus, as SigV4 signs it).
-    static func decodeQuery(_ raw: [UInt8]) -> [(name: String, value: [UInt8])]? {
-        PercentEncoding.decodeQuery(raw)
+    /// The decoded value of query parameter `name`.
+    static func value(_ name: String, in query: [(name: String, value: [UInt8])]) -> String? {
+        query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
     }
 
     /// The one way an S3 error becomes a response: counted, logged when it is the server's fault.

@@ -49,9 +49,7 @@ enum SigV4 {
             return try parse(credential: credential, signedHeaders: headers, signature: signature,
                              amzDate: amzDate, payloadHash: payloadHash, expires: nil)
         }
-        func value(_ name: String) -> String? {
-            query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
-        }
+        func value(_ name: String) -> String? { S3Service.value(name, in: query) }
         guard let algorithm = value("X-Amz-Algorithm") else { return nil }
         guard algorithm == "AWS4-HMAC-SHA256" else {
             throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) presigned URLs are supported.")

@@ -86,19 +86,7 @@ extension BlobStore {
     private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream) throws(StoreError) {
         let descriptor = try FileSystem.open(partPath(id, part), O_RDONLY)
         defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: UInt64 = 0
-        while offset < part.size {
-            let wanted = Int(min(UInt64(buffer.count), part.size - offset))
-            let count = try FileSystem.retrying("read part") {
-                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
-            }
-            guard count > 0 else { throw .io(operation: "read part \(part.number)", errno: EIO) }
-            try buffer.withUnsafeBytes { bytes in
-                Result { () throws(StoreError) in try stream.write(UnsafeRawBufferPointer(rebasing: bytes[..<count])) }
-            }.get()
-            offset += UInt64(count)
-        }
+        try stream.write(contentsOf: descriptor, count: part.size)
     }
 
     /// The ETag a repeated Complete of `id` answers, if `id` completed into `key`.

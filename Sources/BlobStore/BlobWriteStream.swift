@@ -96,6 +96,24 @@ public final class BlobWriteStream {
         }
     }
 
+    /// Appends the first `count` bytes of the open file `descriptor` (a part, a copy's source),
+    /// read with pread in 1 MiB pieces; the descriptor stays the caller's.
+    public func write(contentsOf descriptor: Int32, count: UInt64) throws(StoreError) {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: UInt64 = 0
+        while offset < count {
+            let wanted = Int(min(UInt64(buffer.count), count - offset))
+            let read = try FileSystem.retrying("read") {
+                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
+            }
+            guard read > 0 else { throw .io(operation: "read", errno: EIO) }
+            try buffer.withUnsafeBytes { bytes in
+                Result { () throws(StoreError) in try write(UnsafeRawBufferPointer(rebasing: bytes[..<read])) }
+            }.get()
+            offset += UInt64(read)
+        }
+    }
+
     /// Drops the upload: closes and removes the file, and forgets its pending entry. Idempotent.
     public func abandon() {
         writer.close()

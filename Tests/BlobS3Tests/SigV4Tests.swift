@@ -1,3 +1,4 @@
+import BlobHTTP
 import MicroHTTPD
 import Testing
 @testable import BlobS3
@@ -71,6 +72,6 @@ import Testing
 /// Query decoding as the service does it.
 enum PercentEncodingQuery {
     static func decode(_ raw: [UInt8]) -> [(name: String, value: [UInt8])] {
-        S3Service.decodeQuery(raw) ?? []
+        PercentEncoding.decodeQuery(raw) ?? []
     }
 }
