@@ -30,8 +30,8 @@ build: deps
 	swift build
 
 python-deps:
-	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3" 2>/dev/null || \
-		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3
+	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3, awscrt" 2>/dev/null || \
+		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3 awscrt
 	@command -v aws >/dev/null 2>&1 || python3 -m pip install -q awscli
 	@command -v s3cmd >/dev/null 2>&1 || python3 -m pip install -q s3cmd
 

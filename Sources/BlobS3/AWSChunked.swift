@@ -1,13 +1,13 @@
 import BlobHTTP
 import BlobStore
-import CZlib
 import Foundation
 
 /// Decodes an `aws-chunked` body while it streams: `HEX[;chunk-signature=SIG]\r\nDATA\r\n`…
 /// `0[;chunk-signature=SIG]\r\n`, then trailer lines and an empty line. The framing is never
-/// stored. With `STREAMING-AWS4-HMAC-SHA256-PAYLOAD` every chunk's signature is checked (each
-/// signs the previous one, seeded by the request's); with `STREAMING-UNSIGNED-PAYLOAD-TRAILER`
-/// the trailer's `x-amz-checksum-*` is checked. Nothing is committed unless all of it holds.
+/// stored. With `STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]` every chunk's signature is
+/// checked (each signs the previous one, seeded by the request's), and so is the trailer's
+/// `x-amz-trailer-signature`. The trailer's `x-amz-checksum-*` is checked by the caller, against
+/// `trailers`, once the bytes are hashed. Nothing is committed unless all of it holds.
 final class AWSChunkedDecoder {
     /// What the chunk signatures are checked with; nil when they are not (open access, or an
     /// unsigned mode).
@@ -31,28 +31,24 @@ final class AWSChunkedDecoder {
     private var signing: Signing?
     private var chunkSignature: String?
     private var chunkHasher = SHA256Hasher()
-    private let checksum: TrailerChecksum?
-    private var trailers: [String: String] = [:]
+    /// Whether trailer lines may follow the last chunk (a `*-TRAILER` mode).
+    private let hasTrailer: Bool
+    /// The trailer's fields by lowercased name, once the body is complete.
+    private(set) var trailers: [String: String] = [:]
+    /// The trailer lines as they are signed: `name:value\n` each.
+    private var canonicalTrailer: [(name: String, value: String)] = []
     private(set) var decodedLength: UInt64 = 0
     private let write: (UnsafeRawBufferPointer) throws -> Void
 
     /// The decoded length the request declared (x-amz-decoded-content-length).
     private let declaredLength: UInt64?
 
-    /// `trailer`: the one `x-amz-trailer` the request declared, if any.
-    init(signing: Signing?, trailer: String?, declaredLength: UInt64?,
-         write: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(S3Error) {
+    /// `hasTrailer`: the mode ends with trailer lines (`x-amz-trailer` names them).
+    init(signing: Signing?, hasTrailer: Bool, declaredLength: UInt64?, write: @escaping (UnsafeRawBufferPointer) throws -> Void) {
         self.signing = signing
+        self.hasTrailer = hasTrailer
         self.declaredLength = declaredLength
         self.write = write
-        if let trailer {
-            guard let checksum = TrailerChecksum(name: trailer.lowercased()) else {
-                throw S3Error(.invalidRequest, "The trailer \(trailer) is not an x-amz-checksum-* blobd verifies (crc32, crc32c, sha1, sha256).")
-            }
-            self.checksum = checksum
-        } else {
-            self.checksum = nil
-        }
     }
 
     var isComplete: Bool {
@@ -79,7 +75,6 @@ final class AWSChunkedDecoder {
                 let count = Int(min(UInt64(bytes.count - index), remaining))
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[index..<(index + count)])
                 if signing != nil { chunkHasher.update(slice) }
-                checksum?.update(slice)
                 try write(slice)
                 decodedLength += UInt64(count)
                 index += count
@@ -140,82 +135,34 @@ final class AWSChunkedDecoder {
 
     private func trailerLine(_ text: String) throws {
         guard !text.isEmpty else {
-            if let checksum {
-                guard let presented = trailers[checksum.name] else {
-                    throw S3Error(.invalidRequest, "The declared trailer \(checksum.name) did not arrive.")
-                }
-                guard presented == checksum.base64() else {
-                    throw S3Error(.badDigest, "The \(checksum.name) you specified did not match the calculated checksum.")
-                }
-            }
+            try checkTrailerSignature()
             state = .done
             return
         }
+        guard hasTrailer else { throw S3Error(.invalidRequest, "This payload mode has no trailer, but trailer lines follow the last chunk.") }
         guard let colon = text.firstIndex(of: ":") else { throw S3Error(.invalidRequest, "An aws-chunked trailer line is malformed.") }
-        trailers[text[..<colon].lowercased()] = String(text[text.index(after: colon)...]).trimmingOWS().description
-    }
-}
-
-/// An `x-amz-checksum-*` computed as the bytes stream.
-final class TrailerChecksum {
-    enum Algorithm {
-        case crc32, crc32c, sha1, sha256
-    }
-
-    let name: String
-    private let algorithm: Algorithm
-    private var crc: UInt32 = 0
-    private var sha1 = SHA1Hasher()
-    private var sha256 = SHA256Hasher()
-
-    init?(name: String) {
-        switch name {
-        case "x-amz-checksum-crc32": algorithm = .crc32
-        case "x-amz-checksum-crc32c": algorithm = .crc32c
-        case "x-amz-checksum-sha1": algorithm = .sha1
-        case "x-amz-checksum-sha256": algorithm = .sha256
-        default: return nil
+        let name = text[..<colon].lowercased()
+        let value = String(text[text.index(after: colon)...]).trimmingOWS().description
+        guard trailers.updateValue(value, forKey: name) == nil else {
+            throw S3Error(.invalidRequest, "The trailer field \(name) comes twice.")
         }
-        self.name = name
+        if name != "x-amz-trailer-signature" { canonicalTrailer.append((name, value)) }
     }
 
-    func update(_ bytes: UnsafeRawBufferPointer) {
-        switch algorithm {
-        case .crc32:
-            crc = UInt32(CZlib.crc32(UInt(crc), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt32(bytes.count)))
-        case .crc32c:
-            crc = CRC32C.update(crc, bytes)
-        case .sha1:
-            sha1.update(bytes)
-        case .sha256:
-            sha256.update(bytes)
+    /// A signed mode's trailer carries `x-amz-trailer-signature`: HMAC of
+    /// `AWS4-HMAC-SHA256-TRAILER`, the date, the scope, the last chunk's signature and the
+    /// SHA-256 of the trailer's `name:value\n` lines.
+    private func checkTrailerSignature() throws {
+        guard hasTrailer, let signing else { return }
+        guard let presented = trailers["x-amz-trailer-signature"] else {
+            throw S3Error(.signatureDoesNotMatch, "The trailer lacks its x-amz-trailer-signature.")
         }
-    }
-
-    /// The checksum as S3 writes it: base64 of the big-endian bytes.
-    func base64() -> String {
-        let digest: [UInt8]
-        switch algorithm {
-        case .crc32, .crc32c: digest = [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
-        case .sha1: digest = sha1.finalize()
-        case .sha256: digest = sha256.finalize()
+        let canonical = canonicalTrailer.sorted { $0.name < $1.name }.map { "\($0.name):\($0.value)\n" }.joined()
+        let stringToSign = ["AWS4-HMAC-SHA256-TRAILER", signing.amzDate, signing.scope, signing.previous,
+                            hex(SHA256Hasher.hash(Array(canonical.utf8)))].joined(separator: "\n")
+        let expected = hex(SigV4.hmac(signing.key, Array(stringToSign.utf8)))
+        guard AccessPolicy.constantTimeEqual(Array(expected.utf8), Array(presented.lowercased().utf8)) else {
+            throw S3Error(.signatureDoesNotMatch, "The trailer signature we calculated does not match the one you provided.")
         }
-        return Data(digest).base64EncodedString()
-    }
-}
-
-/// CRC-32C (Castagnoli), table-driven. Written here because Debian has no small, well-kept C
-/// library for it (zlib has only CRC-32).
-enum CRC32C {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ 0x82F6_3B78 : value >> 1 }
-        return value
-    }
-
-    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var value = ~crc
-        for byte in bytes { value = table[Int((value ^ UInt32(byte)) & 0xFF)] ^ (value >> 8) }
-        return ~value
     }
 }

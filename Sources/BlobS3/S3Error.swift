@@ -25,6 +25,7 @@ struct S3Error: Error, Equatable {
         case invalidDigest = "InvalidDigest"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
+        case malformedTrailer = "MalformedTrailerError"
         case methodNotAllowed = "MethodNotAllowed"
         case noSuchBucket = "NoSuchBucket"
         case noSuchKey = "NoSuchKey"

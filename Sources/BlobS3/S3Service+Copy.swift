@@ -10,8 +10,8 @@ extension S3Service {
     /// CopyObject (`PUT` with `x-amz-copy-source`): COPY keeps the source's attributes, REPLACE
     /// takes the request's; a self-copy needs REPLACE. `x-amz-copy-source-if-*` are checked
     /// against the source, `If-Match` / `If-None-Match` against the destination at the commit.
-    /// The bytes stream through a new file on the commit pool, checked against the source's
-    /// SHA-256 on the way, and are committed atomically like a PUT.
+    /// The bytes are copied into a new file on the commit pool, inside the kernel where the file
+    /// system allows (copy_file_range), and committed atomically like a PUT.
     func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPRequestAction {
         let destination = try blobKey(bucket, key)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
@@ -24,23 +24,92 @@ extension S3Service {
             throw S3Error(.invalidRequest, "This copy request is illegal because it is trying to copy an object to itself "
                           + "without changing the object's metadata, storage class, website redirect location or encryption attributes.")
         }
+        let blob = try openCopySource(head, source)
+        let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
+        let preconditions = Preconditions(head)
+        let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
+        // The copy runs on the commit pool once the (empty) body is in; a dropped connection
+        // drops the stream, which removes its file.
+        return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
+            do {
+                let descriptor = try blob.takeDescriptor()
+                defer { close(descriptor) }
+                try stream.copy(contentsOf: descriptor, count: blob.record.size, sha256: blob.record.sha256)
+                let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
+                                               checksum: blob.record.checksum, if: {
+                    preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
+                })
+                return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
+                    + XML.element("LastModified", Self.isoDate(stored.record.modified))
+                    + XML.element("ETag", Self.etag(stored.record)) + "</CopyObjectResult>", requestID: requestID)
+            } catch {
+                stream.abandon()
+                return failure(S3Error(error), head: head, requestID: requestID)
+            }
+        })
+    }
+
+    /// UploadPartCopy (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID` with `x-amz-copy-source`
+    /// and optionally `x-amz-copy-source-range: bytes=FIRST-LAST`): the source's bytes, or
+    /// that range of them, become the part. They pass through user space, since the part's
+    /// MD5 (its ETag) has to be computed.
+    func copyPart(_ head: HTTPRequestHead, upload: MultipartUpload, number: Int, requestID: String) throws -> HTTPRequestAction {
+        let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
+        let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey))
+        var range = ByteRange(start: 0, end: blob.record.size == 0 ? 0 : blob.record.size - 1)
+        var length = blob.record.size
+        if let text = head["x-amz-copy-source-range"] {
+            guard let specs = ByteRangeSpec.parseHeader(text), specs.count == 1, case .from(let first, let last?) = specs[0],
+                  last >= first else {
+                throw S3Error(.invalidArgument, "The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy")
+            }
+            guard last < blob.record.size else {
+                throw S3Error(.invalidRange, "The requested range is not satisfiable")
+            }
+            range = ByteRange(start: first, end: last)
+            length = last - first + 1
+        }
+        let part = try store.beginPart(of: upload, number: number, expectedSize: length, expectedSHA256: nil)
+        return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
+            do {
+                var md5 = MD5Hasher()
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+                defer { buffer.deallocate() }
+                var offset = range.start
+                while offset < range.start + length {
+                    let wanted = Int(min(UInt64(buffer.count), range.start + length - offset))
+                    let read = try blob.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]))
+                    guard read > 0 else { throw StoreError.io(operation: "read", errno: EIO) }
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<read])
+                    md5.update(bytes)
+                    try part.write(bytes)
+                    offset += UInt64(read)
+                }
+                let saved = try part.finish(md5: md5.finalize())
+                return xmlResponse(XML.declaration + "<CopyPartResult xmlns=\"\(XML.namespace)\">"
+                    + XML.element("LastModified", Self.isoDate(saved.modified))
+                    + XML.element("ETag", "\"\(hex(saved.md5))\"") + "</CopyPartResult>", requestID: requestID)
+            } catch {
+                part.abandon()
+                return failure(S3Error(error), head: head, requestID: requestID)
+            }
+        })
+    }
+
+    /// Opens a copy's source and checks `x-amz-copy-source-if-*` against it, as the standard
+    /// conditions would be on a GET of it.
+    private func openCopySource(_ head: HTTPRequestHead, _ source: BlobKey) throws -> OpenBlob {
         let blob = try store.open(source)
-        // The copy-source conditions, as the standard ones on the source.
         let renamed: [(name: String, value: String)] = [
             ("x-amz-copy-source-if-match", "If-Match"), ("x-amz-copy-source-if-none-match", "If-None-Match"),
             ("x-amz-copy-source-if-modified-since", "If-Modified-Since"),
             ("x-amz-copy-source-if-unmodified-since", "If-Unmodified-Since"),
         ].compactMap { from, to in head[from].map { (to, $0) } }
-        let sourceConditions = Preconditions(HTTPRequestHead(method: "GET", path: [], headers: renamed))
-        guard sourceConditions.evaluate(current: blob.record, safe: true, entityTag: Self.entityTag) == .proceed else {
+        let conditions = Preconditions(HTTPRequestHead(method: "GET", path: [], headers: renamed))
+        guard conditions.evaluate(current: blob.record, safe: true, entityTag: Self.entityTag) == .proceed else {
             throw S3Error(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
         }
-        let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
-        let preconditions = Preconditions(head)
-        let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
-        return .receive(CopyJob(service: self, source: blob, stream: stream, destination: destination, attributes: attributes,
-                                head: head, requestID: requestID,
-                                condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed }))
+        return blob
     }
 
     /// `x-amz-copy-source`: `[/]BUCKET/KEY[?versionId=…]`, percent-encoded.
@@ -59,64 +128,5 @@ extension S3Service {
             throw S3Error(.invalidArgument, "x-amz-copy-source must be BUCKET/KEY, percent-encoded.")
         }
         return (String(path[..<slash]), String(path[path.index(after: slash)...]))
-    }
-}
-
-/// Runs a CopyObject on the commit pool once the (empty) request body is in.
-final class CopyJob: HTTPBodyConsumer {
-    private let service: S3Service
-    private let source: OpenBlob
-    private let stream: BlobWriteStream
-    private let destination: BlobKey
-    private let attributes: BlobAttributes
-    private let head: HTTPRequestHead
-    private let requestID: String
-    private let condition: (BlobRecord?) -> Bool
-
-    init(service: S3Service, source: OpenBlob, stream: BlobWriteStream, destination: BlobKey, attributes: BlobAttributes,
-         head: HTTPRequestHead, requestID: String, condition: @escaping (BlobRecord?) -> Bool) {
-        self.service = service
-        self.source = source
-        self.stream = stream
-        self.destination = destination
-        self.attributes = attributes
-        self.head = head
-        self.requestID = requestID
-        self.condition = condition
-    }
-
-    func consume(_ chunk: UnsafeRawBufferPointer) {}
-
-    func finish(_ responder: HTTPResponder) {
-        let handover = Handover(value: self)
-        service.committers.submit {
-            handover.value.run { responder.send($0) }
-        }
-    }
-
-    private func run(then respond: @escaping (HTTPResponse) -> Void) {
-        do {
-            let descriptor = try source.takeDescriptor()
-            defer { close(descriptor) }
-            try stream.write(contentsOf: descriptor, count: source.record.size)
-        } catch {
-            stream.abandon()
-            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
-        }
-        stream.commit(as: destination, attributes: attributes, md5: source.record.md5, parts: source.record.parts, if: condition) { [self] result in
-            switch result {
-            case .success(let stored):
-                let xml = XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
-                    + XML.element("LastModified", S3Service.isoDate(stored.record.modified))
-                    + XML.element("ETag", S3Service.etag(stored.record)) + "</CopyObjectResult>"
-                respond(service.xmlResponse(xml, requestID: requestID))
-            case .failure(let error):
-                respond(service.failure(S3Error(error), head: head, requestID: requestID))
-            }
-        }
-    }
-
-    func abandon() {
-        stream.abandon()
     }
 }

@@ -18,11 +18,11 @@ extension S3Service {
     /// UploadPart (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID`): the part streams to its file.
     func receivePart(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
                      authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        if head["x-amz-copy-source"] != nil { throw S3Error(.notImplemented, "blobd's S3 dialect does not support UploadPartCopy.") }
         let upload = try multipartUpload(bucket, key, query)
         guard let text = Self.value("partNumber", in: query), let number = Int(text), (1...10_000).contains(number) else {
             throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
         }
+        if head["x-amz-copy-source"] != nil { return try copyPart(head, upload: upload, number: number, requestID: requestID) }
         let payload = try Payload(head, authorized: authorized)
         let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
         return try receive(head, into: PartSink(part: part, requestID: requestID), payload: payload, requestID: requestID)
@@ -147,10 +147,16 @@ final class PartSink: S3BodySink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try part.write(bytes) }
 
-    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+    func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         respond(Result { () throws(StoreError) in
             let saved = try part.finish(md5: md5)
-            return HTTPResponse(status: 200, headers: [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)])
+            var headers = [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)]
+            // The part's verified checksum is answered, not kept: a multipart object's own
+            // checksum is its SHA-256 (x-amz-checksum-mode), computed at Complete.
+            if let checksum, let colon = checksum.firstIndex(of: ":") {
+                headers.append((ChecksumAlgorithm.fieldPrefix + checksum[..<colon], String(checksum[checksum.index(after: colon)...])))
+            }
+            return HTTPResponse(status: 200, headers: headers)
         }.mapError { $0 })
     }
 

@@ -28,26 +28,40 @@ extension S3Service {
     /// How a body comes (PutObject, UploadPart): what verifies it, and its decoded size.
     struct Payload {
         var expectedSHA256: [UInt8]?
-        var chunked: (signing: AWSChunkedDecoder.Signing?, trailer: String?)?
+        /// aws-chunked framing: how its chunks are signed (nil: unsigned or open access), and
+        /// whether trailer lines follow.
+        var chunked: (signing: AWSChunkedDecoder.Signing?, hasTrailer: Bool)?
         var size: UInt64?
         var expectedMD5: [UInt8]?
-        /// An `x-amz-checksum-*` header to check the body against (boto3 sends CRC32 by default).
-        var checksum: (algorithm: TrailerChecksum, expected: String)?
+        /// The `x-amz-checksum-*` to compute and store (boto3 sends CRC-32 by default), and
+        /// where its expected value comes from: a header, the trailer, or nowhere (only
+        /// `x-amz-sdk-checksum-algorithm` named it).
+        var checksum: ChecksumAlgorithm?
+        var expectedChecksum: Expected = .none
+
+        enum Expected {
+            case none
+            case header(String)
+            case trailer
+        }
 
         init(_ head: HTTPRequestHead, authorized: Authorized?) throws {
+            let signing = authorized.map { authorized in
+                AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
+                                          amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
+                                          previous: authorized.signed.signature)
+            }
             switch head["x-amz-content-sha256"] {
             case nil, "UNSIGNED-PAYLOAD":
                 break
             case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
-                chunked = (authorized.map { authorized in
-                    AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
-                                              amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
-                                              previous: authorized.signed.signature)
-                }, nil)
+                chunked = (signing, false)
+            case "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER":
+                chunked = (signing, true)
             case "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
-                chunked = (nil, head["x-amz-trailer"]?.trimmingOWS().description)
+                chunked = (nil, true)
             case let value? where value.hasPrefix("STREAMING-"):
-                throw S3Error(.notImplemented, "blobd does not support the payload mode \(value); use STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
+                throw S3Error(.notImplemented, "blobd does not support the payload mode \(value); use STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER], "
                               + "STREAMING-UNSIGNED-PAYLOAD-TRAILER, UNSIGNED-PAYLOAD or the body's SHA-256.")
             case let value?:
                 guard let digest = S3Service.hexBytes(value), digest.count == 32 else {
@@ -68,31 +82,54 @@ extension S3Service {
                 }
                 expectedMD5 = Array(digest)
             }
+            try takeChecksum(head)
+        }
+
+        /// At most one checksum: a header, or a trailer the aws-chunked body ends with, or an
+        /// algorithm alone, which blobd then computes and stores.
+        private mutating func takeChecksum(_ head: HTTPRequestHead) throws {
+            func set(_ algorithm: ChecksumAlgorithm, _ expected: Expected) throws {
+                if let checksum, checksum != algorithm {
+                    throw S3Error(.invalidRequest, "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")
+                }
+                checksum = algorithm
+                if case .none = expected { return }
+                expectedChecksum = expected
+            }
             for field in head.headers {
                 let name = field.name.lowercased()
-                guard name.hasPrefix("x-amz-checksum-"), name != "x-amz-checksum-mode", name != "x-amz-checksum-type",
-                      name != "x-amz-checksum-algorithm" else { continue }
-                guard let algorithm = TrailerChecksum(name: name) else {
-                    throw S3Error(.invalidRequest, "\(field.name) is not a checksum blobd verifies (crc32, crc32c, sha1, sha256).")
+                guard name.hasPrefix(ChecksumAlgorithm.fieldPrefix), !ChecksumAlgorithm.optionFields.contains(name) else { continue }
+                guard let algorithm = ChecksumAlgorithm(field: name) else {
+                    throw S3Error(.invalidRequest, "\(field.name) is not a checksum blobd verifies (crc32, crc32c, crc64nvme, sha1, sha256).")
                 }
-                checksum = (algorithm, String(field.value.trimmingOWS()))
+                try set(algorithm, .header(String(field.value.trimmingOWS())))
+            }
+            if let trailer = head["x-amz-trailer"]?.trimmingOWS(), !trailer.isEmpty {
+                guard chunked?.hasTrailer == true else {
+                    throw S3Error(.invalidRequest, "x-amz-trailer needs a STREAMING-*-TRAILER x-amz-content-sha256.")
+                }
+                guard let algorithm = ChecksumAlgorithm(field: String(trailer)) else {
+                    throw S3Error(.invalidRequest, "The trailer \(trailer) is not an x-amz-checksum-* blobd verifies (crc32, crc32c, crc64nvme, sha1, sha256).")
+                }
+                try set(algorithm, .trailer)
+            }
+            for name in ["x-amz-sdk-checksum-algorithm", "x-amz-checksum-algorithm"] {
+                guard let value = head[name] else { continue }
+                guard let algorithm = ChecksumAlgorithm(name: String(value.trimmingOWS())) else {
+                    throw S3Error(.invalidRequest, "Value for \(name) header is invalid.")
+                }
+                try set(algorithm, .none)
             }
         }
     }
 
     /// The body's consumer, decoding aws-chunked framing when the request has it.
     func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, requestID: String) throws -> HTTPRequestAction {
-        let consumer = S3PutConsumer(service: self, sink: sink, expectedLength: payload.chunked == nil ? nil : payload.size,
-                                     expectedMD5: payload.expectedMD5, checksum: payload.checksum, head: head, requestID: requestID)
+        let consumer = S3PutConsumer(service: self, sink: sink, payload: payload, head: head, requestID: requestID)
         if let chunked = payload.chunked {
-            do {
-                consumer.decoder = try AWSChunkedDecoder(signing: chunked.signing, trailer: chunked.trailer,
-                                                         declaredLength: payload.size) { [unowned consumer] in
-                    try consumer.write($0)
-                }
-            } catch {
-                sink.abandon()
-                throw error
+            consumer.decoder = AWSChunkedDecoder(signing: chunked.signing, hasTrailer: chunked.hasTrailer,
+                                                 declaredLength: payload.size) { [unowned consumer] in
+                try consumer.write($0)
             }
         }
         return .receive(consumer)
@@ -145,6 +182,7 @@ extension S3Service {
         if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
         for field in record.attributes.userMetadata { headers.append(("x-amz-meta-" + field.name, field.value)) }
+        let checksums = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED" ? Self.checksumHeaders(record, withSHA256: true) : []
         var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)
         var status = 200
         // S3 serves one range; a header it cannot use is ignored (the whole object).
@@ -163,12 +201,29 @@ extension S3Service {
                 break
             }
         }
+        // A checksum covers the whole object, so a part of it comes without one.
+        if status == 200 { headers += checksums }
         guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
         if range.length <= 16 * 1024 {
             return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
         }
         return HTTPResponse(status: status, headers: headers,
                             body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+    }
+
+    /// A whole object's `x-amz-checksum-*`: the one its upload gave, and (`withSHA256`) the
+    /// SHA-256 every blob has, whichever dialect stored it.
+    static func checksumHeaders(_ record: BlobRecord, withSHA256: Bool) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        if let stored = record.checksum, let colon = stored.firstIndex(of: ":"),
+           let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) {
+            headers.append((algorithm.field, String(stored[stored.index(after: colon)...])))
+        }
+        if withSHA256 && !headers.contains(where: { $0.name == ChecksumAlgorithm.sha256.field }) {
+            headers.append((ChecksumAlgorithm.sha256.field, Data(record.sha256).base64EncodedString()))
+        }
+        if !headers.isEmpty { headers.append(("x-amz-checksum-type", "FULL_OBJECT")) }
+        return headers
     }
 
     /// The entity tag S3 clients see: the content's MD5 when the upload computed it (an S3
@@ -308,8 +363,9 @@ extension S3Service {
 /// Where an S3 body's bytes go: a new object (PutObject) or a part (UploadPart).
 protocol S3BodySink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError)
-    /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5.
-    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
+    /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5,
+    /// `checksum` its verified `x-amz-checksum-*` as `algorithm:base64`.
+    func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
     func abandon()
 }
 
@@ -332,10 +388,11 @@ final class ObjectSink: S3BodySink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
 
-    func complete(md5: [UInt8], then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
-        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [requestID] result in
+    func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
             respond(result.map { stored in
-                HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)])
+                HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
+                             + S3Service.checksumHeaders(stored.record, withSHA256: false))
             }.mapError { $0 })
         }
     }
@@ -344,28 +401,24 @@ final class ObjectSink: S3BodySink {
 }
 
 /// Streams an S3 body (PutObject or UploadPart) into its sink: aws-chunked framing decoded,
-/// MD5 computed for the ETag and checked against Content-MD5, then the sink completes on the
+/// MD5 and any checksum computed (`BodyDigests`) and checked, then the sink completes on the
 /// commit pool.
 final class S3PutConsumer: HTTPBodyConsumer {
     private let service: S3Service
     private let sink: any S3BodySink
     /// The aws-chunked framing around the bytes, when the body has it.
     var decoder: AWSChunkedDecoder?
-    private let expectedLength: UInt64?
-    private let expectedMD5: [UInt8]?
-    private let checksum: (algorithm: TrailerChecksum, expected: String)?
-    private var md5 = MD5Hasher()
+    private let payload: S3Service.Payload
+    private let digests: BodyDigests
     private let head: HTTPRequestHead
     private let requestID: String
     private var failure: (any Error)?
 
-    init(service: S3Service, sink: any S3BodySink, expectedLength: UInt64?, expectedMD5: [UInt8]?,
-         checksum: (algorithm: TrailerChecksum, expected: String)?, head: HTTPRequestHead, requestID: String) {
+    init(service: S3Service, sink: any S3BodySink, payload: S3Service.Payload, head: HTTPRequestHead, requestID: String) {
         self.service = service
         self.sink = sink
-        self.expectedLength = expectedLength
-        self.expectedMD5 = expectedMD5
-        self.checksum = checksum
+        self.payload = payload
+        self.digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         self.head = head
         self.requestID = requestID
     }
@@ -379,39 +432,59 @@ final class S3PutConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// The body's bytes (without any aws-chunked framing): hashed for the ETag, then stored.
+    /// The body's bytes (without any aws-chunked framing): hashed, then stored.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        md5.update(bytes)
-        checksum?.algorithm.update(bytes)
+        digests.update(bytes)
         try sink.write(bytes)
     }
 
     func finish(_ responder: HTTPResponder) {
-        if failure == nil, let decoder {
-            if !decoder.isComplete {
-                failure = S3Error(.incompleteBody, "The request body ended inside its aws-chunked framing.")
-            } else if let expectedLength, decoder.decodedLength != expectedLength {
-                failure = S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
-            }
-        }
-        if failure == nil, let expectedMD5, md5.finalize() != expectedMD5 {
-            failure = S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
-        }
-        if failure == nil, let checksum, checksum.algorithm.base64() != checksum.expected {
-            failure = S3Error(.badDigest, "The \(checksum.algorithm.name) you specified did not match the calculated checksum.")
-        }
         let handover = Handover(value: self)
         service.committers.submit {
             handover.value.complete { responder.send($0) }
         }
     }
 
-    private func complete(then respond: @escaping (HTTPResponse) -> Void) {
-        if let failure {
-            sink.abandon()
-            return respond(service.failure(S3Error(failure), head: head, requestID: requestID))
+    /// Checks the framing, the length and the digests (waiting for the second hashing thread,
+    /// which is why this runs on the commit pool), then completes the sink.
+    private func verify() throws -> (md5: [UInt8], checksum: String?) {
+        if let failure { throw failure }
+        if let decoder {
+            guard decoder.isComplete else { throw S3Error(.incompleteBody, "The request body ended inside its aws-chunked framing.") }
+            if let size = payload.size, decoder.decodedLength != size {
+                throw S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
+            }
         }
-        sink.complete(md5: md5.finalize()) { [self] result in
+        let digests = digests.finish()
+        if let expected = payload.expectedMD5, digests.md5 != expected {
+            throw S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
+        }
+        guard let algorithm = payload.checksum, let computed = digests.checksum else { return (digests.md5, nil) }
+        let expected: String?
+        switch payload.expectedChecksum {
+        case .none: expected = nil
+        case .header(let value): expected = value
+        case .trailer:
+            guard let value = decoder?.trailers[algorithm.field] else {
+                throw S3Error(.malformedTrailer, "The request contained trailing data that was not well-formed or did not conform to our published schema.")
+            }
+            expected = value
+        }
+        if let expected, expected != computed {
+            throw S3Error(.badDigest, "The \(algorithm.rawValue.uppercased()) you specified did not match the calculated checksum.")
+        }
+        return (digests.md5, "\(algorithm.rawValue):\(computed)")
+    }
+
+    private func complete(then respond: @escaping (HTTPResponse) -> Void) {
+        let verified: (md5: [UInt8], checksum: String?)
+        do {
+            verified = try verify()
+        } catch {
+            sink.abandon()
+            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
+        }
+        sink.complete(md5: verified.md5, checksum: verified.checksum) { [self] result in
             switch result {
             case .success(let response): respond(response)
             case .failure(let error): respond(service.failure(S3Error(error), head: head, requestID: requestID))

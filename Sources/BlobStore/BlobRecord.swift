@@ -18,12 +18,16 @@ public struct BlobRecord: Sendable, Equatable {
     /// For an object assembled from S3 multipart parts: how many, with `md5` the MD5 of the
     /// parts' MD5s (its S3 ETag is `md5-parts`).
     public var parts: Int?
+    /// The S3 additional checksum the upload gave and blobd verified, as `algorithm:base64`
+    /// (`crc32:AAAAAA==`); nil when none was given.
+    public var checksum: String?
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
-                md5: [UInt8]? = nil, parts: Int? = nil) {
+                md5: [UInt8]? = nil, parts: Int? = nil, checksum: String? = nil) {
         self.md5 = md5
         self.parts = parts
+        self.checksum = checksum
         self.key = key
         self.version = version
         self.size = size

@@ -14,6 +14,8 @@ public final class BlobWriteStream {
     private let writer: HashingFileWriter
     private let limit: UInt64?
     private let expectedSHA256: [UInt8]?
+    /// The SHA-256 of bytes copied in the kernel, which the writer's hasher never saw.
+    private var copiedSHA256: [UInt8]?
     /// Set once the file is committed or removed.
     private var ended = false
 
@@ -50,12 +52,13 @@ public final class BlobWriteStream {
     /// folder → index commit (fsynced, shared by a group commit) → forget the pending entry.
     /// `completion` gets the outcome once durable, on whichever thread committed it (see
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
-    public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
+    public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil,
+                       checksum: String? = nil, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
         do throws(StoreError) {
             try writer.flush()
-            let digest = writer.hasher.finalize()
+            let digest = copiedSHA256 ?? writer.hasher.finalize()
             if let expectedSHA256, expectedSHA256 != digest {
                 throw StoreError.digestMismatch(expected: expectedSHA256, actual: digest)
             }
@@ -75,7 +78,7 @@ public final class BlobWriteStream {
             try writer.sync()
             writer.close()
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
-                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts)
+                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts, checksum: checksum)
         } catch {
             abandon()
             completion(.failure(error))
@@ -90,9 +93,9 @@ public final class BlobWriteStream {
 
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
     public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
-                       if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
+                       checksum: String? = nil, if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor { commit(as: key, attributes: attributes, md5: md5, parts: parts, if: condition, then: $0) }
+            try waitFor { commit(as: key, attributes: attributes, md5: md5, parts: parts, checksum: checksum, if: condition, then: $0) }
         }
     }
 
@@ -112,6 +115,23 @@ public final class BlobWriteStream {
             }.get()
             offset += UInt64(read)
         }
+    }
+
+    /// Fills the empty stream with the first `count` bytes of `descriptor`, a stored blob whose
+    /// SHA-256 is `sha256`: inside the kernel where the file system can (copy_file_range, so
+    /// the bytes never pass through user space), else through `write(contentsOf:count:)`,
+    /// which hashes them. Nothing may be written after it.
+    public func copy(contentsOf descriptor: Int32, count: UInt64, sha256: [UInt8]) throws(StoreError) {
+        do throws(StoreError) {
+            if try writer.copyInKernel(from: descriptor, count: count) {
+                copiedSHA256 = sha256
+                return
+            }
+        } catch {
+            abandon()
+            throw error
+        }
+        try write(contentsOf: descriptor, count: count)
     }
 
     /// Drops the upload: closes and removes the file, and forgets its pending entry. Idempotent.

@@ -77,6 +77,28 @@ final class HashingFileWriter {
         }
     }
 
+    /// Appends the first `count` bytes of `source` inside the kernel (copy_file_range), unseen
+    /// by `hasher`. Only into an empty file. False, with nothing appended, when the file system
+    /// cannot copy between these files; the caller then copies through user space.
+    func copyInKernel(from source: Int32, count: UInt64) throws(StoreError) -> Bool {
+        guard descriptor >= 0, size == 0, buffered == 0 else { throw .io(operation: "copy_file_range", errno: EINVAL) }
+        var offset: Int64 = 0
+        while UInt64(offset) < count {
+            let wanted = UInt(min(count - UInt64(offset), 1 << 30))
+            let copied = blobd_copy_file_range(source, &offset, descriptor, wanted)
+            if copied < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if offset == 0 && [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(code) { return false }
+                throw FileSystem.error("copy_file_range", code)
+            }
+            guard copied > 0 else { throw .io(operation: "copy_file_range", errno: EIO) }
+            size = UInt64(offset)
+            written = size
+        }
+        return true
+    }
+
     /// Flushes and fdatasyncs: every accepted byte is durable.
     func sync() throws(StoreError) {
         try flush()

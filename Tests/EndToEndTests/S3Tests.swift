@@ -253,6 +253,24 @@ import Testing
                   "assembled with its attributes")
             check("Uploads" not in s3.list_multipart_uploads(Bucket="mpu"), "no longer listed")
 
+            # UploadPartCopy: boto3's managed copy of the 20 MiB object copies it in parts.
+            s3.copy({"Bucket": "mpu", "Key": "big"}, "mpu", "big copy")
+            copied = s3.get_object(Bucket="mpu", Key="big copy")
+            check(copied["Body"].read() == data and copied["ETag"].endswith('-3"'), "managed copy by parts: %r" % copied["ETag"])
+            by_range = s3.create_multipart_upload(Bucket="mpu", Key="ranges")["UploadId"]
+            one = s3.upload_part_copy(Bucket="mpu", Key="ranges", UploadId=by_range, PartNumber=1, CopySource="mpu/big",
+                                      CopySourceRange="bytes=1000-5243879")["CopyPartResult"]
+            check(one["ETag"] == '"%s"' % hashlib.md5(data[1000:5243880]).hexdigest(), "a copied range's ETag is its MD5")
+            two = s3.upload_part_copy(Bucket="mpu", Key="ranges", UploadId=by_range, PartNumber=2, CopySource="mpu/manual")["CopyPartResult"]
+            check(code(lambda: s3.upload_part_copy(Bucket="mpu", Key="ranges", UploadId=by_range, PartNumber=3, CopySource="mpu/big",
+                                                   CopySourceRange="bytes=0-99999999")) == ("InvalidRange", 416), "a range past the end")
+            check(code(lambda: s3.upload_part_copy(Bucket="mpu", Key="ranges", UploadId=by_range, PartNumber=3, CopySource="mpu/big",
+                                                   CopySourceIfMatch='"nope"')) == ("PreconditionFailed", 412), "copy-source-if-match")
+            s3.complete_multipart_upload(Bucket="mpu", Key="ranges", UploadId=by_range, MultipartUpload={"Parts": [
+                {"PartNumber": 1, "ETag": one["ETag"]}, {"PartNumber": 2, "ETag": two["ETag"]}]})
+            check(s3.get_object(Bucket="mpu", Key="ranges")["Body"].read() == data[1000:5243880] + data[:5 * 1024 * 1024] + b"tail",
+                  "assembled from copied parts")
+
             small = s3.create_multipart_upload(Bucket="mpu", Key="small")["UploadId"]
             a = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=1, Body=b"x")
             b = s3.upload_part(Bucket="mpu", Key="small", UploadId=small, PartNumber=2, Body=b"y")
@@ -358,7 +376,7 @@ import Testing
             s3.create_bucket(Bucket="chunks")
             host = urllib.parse.urlparse(os.environ["ENDPOINT"]).netloc
             def h(key, msg): return hmac.new(key, msg.encode(), hashlib.sha256).digest()
-            def put(key, chunks, mode, trailer=None, tamper=False, extra_headers={}):
+            def put(key, chunks, mode, trailer=None, tamper=False, extra_headers={}, trailer_signature=None):
                 now = datetime.datetime.now(datetime.timezone.utc)
                 date, stamp = now.strftime("%Y%m%d"), now.strftime("%Y%m%dT%H%M%SZ")
                 scope = date + "/us-east-1/s3/aws4_request"
@@ -375,7 +393,7 @@ import Testing
                 headers["Authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s,SignedHeaders=%s,Signature=%s" % (os.environ["KEY"], scope, ";".join(names), previous)
                 body = b""
                 for data in list(chunks) + [b""]:
-                    if mode == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD":
+                    if mode.startswith("STREAMING-AWS4-HMAC-SHA256-PAYLOAD"):
                         sts = "\\n".join(["AWS4-HMAC-SHA256-PAYLOAD", stamp, scope, previous, hashlib.sha256(b"").hexdigest(), hashlib.sha256(data).hexdigest()])
                         previous = hmac.new(signing, sts.encode(), hashlib.sha256).hexdigest()
                         body += b"%x;chunk-signature=%s\\r\\n" % (len(data), previous.encode())
@@ -383,6 +401,11 @@ import Testing
                         body += b"%x\\r\\n" % len(data)
                     if data: body += (data[:-1] + b"!" if tamper and data is chunks[-1] else data) + b"\\r\\n"
                 if trailer: body += ("%s:%s\\r\\n" % trailer).encode()
+                if trailer and mode.endswith("-TRAILER") and mode.startswith("STREAMING-AWS4"):
+                    canonical_trailer = "%s:%s\\n" % trailer
+                    sts = "\\n".join(["AWS4-HMAC-SHA256-TRAILER", stamp, scope, previous, hashlib.sha256(canonical_trailer.encode()).hexdigest()])
+                    signature = trailer_signature or hmac.new(signing, sts.encode(), hashlib.sha256).hexdigest()
+                    body += b"x-amz-trailer-signature:%s\\r\\n" % signature.encode()
                 body += b"\\r\\n"
                 del headers["host"]
                 connection = http.client.HTTPConnection(host)
@@ -409,6 +432,79 @@ import Testing
             status, text = put("bad-crc", chunks, "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-crc32", "AAAAAA=="))
             check(status == 400 and b"BadDigest" in text, "a wrong trailer checksum: %r" % text)
             check(code(lambda: s3.head_object(Bucket="chunks", Key="bad-crc")) == ("404", 404), "nothing stored")
+
+            # Signed chunks with a signed trailer (what the AWS SDKs for Java, Go v2 and .NET send over http).
+            mode = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
+            status, text = put("signed-trailer", chunks, mode, trailer=("x-amz-checksum-crc32", crc32))
+            check(status == 200, "signed chunks and trailer: %r" % text)
+            check(s3.get_object(Bucket="chunks", Key="signed-trailer")["Body"].read() == whole, "signed trailer upload stored")
+            status, text = put("bad-trailer-sig", chunks, mode, trailer=("x-amz-checksum-crc32", crc32), trailer_signature="0" * 64)
+            check(status == 403 and b"SignatureDoesNotMatch" in text, "an altered trailer signature: %r" % text)
+            status, text = put("bad-trailer-crc", chunks, mode, trailer=("x-amz-checksum-crc32", "AAAAAA=="))
+            check(status == 400 and b"BadDigest" in text, "a signed but wrong trailer checksum: %r" % text)
+            status, text = put("tampered-trailer", chunks, mode, trailer=("x-amz-checksum-crc32", crc32), tamper=True)
+            check(status == 403 and b"SignatureDoesNotMatch" in text, "an altered chunk before a trailer: %r" % text)
+            for key in ("bad-trailer-sig", "bad-trailer-crc", "tampered-trailer"):
+                check(code(lambda: s3.head_object(Bucket="chunks", Key=key)) == ("404", 404), "nothing stored for " + key)
+
+            # CRC-64/NVME: its check value over "123456789" is 0xAE8B14860A799888.
+            crc64 = base64.b64encode(bytes.fromhex("ae8b14860a799888")).decode()
+            status, text = put("crc64", [b"123456789"], "STREAMING-UNSIGNED-PAYLOAD-TRAILER", trailer=("x-amz-checksum-crc64nvme", crc64))
+            check(status == 200, "crc64nvme of the check string: %r" % text)
+            head = s3.head_object(Bucket="chunks", Key="crc64", ChecksumMode="ENABLED")
+            check(head.get("ChecksumCRC64NVME") == crc64, "the stored checksum is returned: %r" % head)
+            """, port: port, blobd: blobd)
+    }
+
+    /// x-amz-checksum-* as boto3 sends them (CRC-32 by default, others on request), verified
+    /// before the commit and returned on GET and HEAD with x-amz-checksum-mode: ENABLED; every
+    /// blob, whichever dialect stored it, answers with its SHA-256 too.
+    @Test func checksumsAreVerifiedStoredAndReturned() throws {
+        let (blobd, port, _) = try Self.start()
+        try Self.python(Self.client + """
+            import base64, zlib, urllib.request
+            s3.create_bucket(Bucket="sums")
+            body = os.urandom(200000)
+            b64 = lambda digest: base64.b64encode(digest).decode()
+            crc32 = b64(zlib.crc32(body).to_bytes(4, "big"))
+            sha256 = b64(hashlib.sha256(body).digest())
+            put = s3.put_object(Bucket="sums", Key="default", Body=body)
+            check(put.get("ChecksumCRC32") == crc32, "boto3's default CRC-32 is verified and answered: %r" % put)
+            got = s3.get_object(Bucket="sums", Key="default", ChecksumMode="ENABLED")
+            check(got["Body"].read() == body, "bytes")
+            check(got.get("ChecksumCRC32") == crc32 and got.get("ChecksumSHA256") == sha256, "GET returns the checksums: %r" % got)
+            # boto3 asks by default (response_checksum_validation "when_supported"); this client does not.
+            plain = boto3.client("s3", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1", aws_access_key_id=os.environ["KEY"],
+                                 aws_secret_access_key=os.environ["SECRET"], config=Config(response_checksum_validation="when_required"))
+            check("ChecksumCRC32" not in plain.get_object(Bucket="sums", Key="default"), "only when asked")
+            ranged = s3.get_object(Bucket="sums", Key="default", Range="bytes=0-99", ChecksumMode="ENABLED")
+            check(ranged["Body"].read() == body[:100] and "ChecksumCRC32" not in ranged, "a range comes without the whole object's checksum")
+
+            for algorithm, digest in [("SHA1", hashlib.sha1(body).digest()), ("SHA256", hashlib.sha256(body).digest())]:
+                s3.put_object(Bucket="sums", Key=algorithm, Body=body, ChecksumAlgorithm=algorithm)
+                head = s3.head_object(Bucket="sums", Key=algorithm, ChecksumMode="ENABLED")
+                check(head.get("Checksum" + algorithm) == b64(digest), "%s stored: %r" % (algorithm, head))
+            # CRC-32C and CRC-64/NVME are computed by boto3 through awscrt, and by blobd's own code.
+            for algorithm, check_value in [("CRC32C", "4waSgw=="), ("CRC64NVME", b64(bytes.fromhex("ae8b14860a799888")))]:
+                put = s3.put_object(Bucket="sums", Key=algorithm, Body=b"123456789", ChecksumAlgorithm=algorithm)
+                check(put.get("Checksum" + algorithm) == check_value, "%s of the check string: %r" % (algorithm, put))
+                put = s3.put_object(Bucket="sums", Key=algorithm, Body=body, ChecksumAlgorithm=algorithm)
+                head = s3.head_object(Bucket="sums", Key=algorithm, ChecksumMode="ENABLED")
+                check(head.get("Checksum" + algorithm) == put.get("Checksum" + algorithm) is not None, "%s stored: %r" % (algorithm, head))
+                check(s3.get_object(Bucket="sums", Key=algorithm)["Body"].read() == body, "bytes")
+
+            check(code(lambda: s3.put_object(Bucket="sums", Key="wrong", Body=body, ChecksumCRC32="AAAAAA=="))
+                  == ("BadDigest", 400), "a wrong CRC-32 header")
+            check(code(lambda: s3.put_object(Bucket="sums", Key="wrong", Body=body, ChecksumSHA256=b64(hashlib.sha256(b"x").digest())))
+                  == ("BadDigest", 400), "a wrong SHA-256 header")
+            check(code(lambda: s3.head_object(Bucket="sums", Key="wrong")) == ("404", 404), "nothing stored")
+
+            # A blob stored through /v1 answers with its SHA-256, which boto3 then verifies.
+            request = urllib.request.Request(os.environ["V1"] + "/v1/blobs/sums/native", data=body, method="PUT",
+                                             headers={"Authorization": "Bearer bearer-token"})
+            urllib.request.urlopen(request).read()
+            got = s3.get_object(Bucket="sums", Key="native", ChecksumMode="ENABLED")
+            check(got["Body"].read() == body and got.get("ChecksumSHA256") == sha256, "a /v1 blob's SHA-256: %r" % got)
             """, port: port, blobd: blobd)
     }
 

@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# A throwaway single-node Ceph cluster on 127.0.0.1 for tests and benchmarks (Debian 12 packages).
+#
+#   tools/ceph-local.sh start DIR [--fuse MOUNT]... [--rgw]
+#   tools/ceph-local.sh stop DIR
+#
+# start: one mon, one BlueStore OSD on a sparse file (DIR/osd0.block), one MDS and a CephFS
+#   ("cephfs", pools of size 1), a ceph-fuse mount of the CephFS root at each MOUNT, and with --rgw
+#   a radosgw (beast) on a free port with an S3 user "bench". No auth, msgr2 in crc mode, every
+#   daemon on 127.0.0.1 only, every file (conf, data, logs, sockets) under DIR. Prints
+#   shell-sourceable NAME=value lines on stdout, progress on stderr. Every daemon PID goes to
+#   DIR/pids and every mount to DIR/mounts; if start fails midway it tears down what it started.
+# stop: unmounts what DIR/mounts lists, then TERMs (after ~15 s KILLs) the PIDs in DIR/pids that
+#   are still this cluster's daemons. Never kills by name. Idempotent. The caller removes DIR.
+set -euo pipefail
+
+PACKAGES="ceph-mon ceph-osd ceph-mds radosgw ceph-fuse ceph-common"
+WAIT=90                 # seconds allowed for each thing to come up
+STOP_GRACE=10           # seconds between TERM and KILL on stop (5 more for the mon)
+
+log() { echo "ceph-local: $*" >&2; }
+usage() { echo "usage: $0 start DIR [--fuse MOUNT]... [--rgw] | $0 stop DIR" >&2; exit 2; }
+
+# ---------------------------------------------------------------- stop
+# A PID from DIR/pids is ours only while its command line still names DIR/ceph.conf
+# (guards against PIDs reused since); a zombie counts as gone.
+is_ours() {
+  local pid=$1 state
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+  [[ $state != Z ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONF"
+}
+
+do_stop() {
+  local m pid
+  # Unmount first, newest first: fusermount -u, and umount -l if busy or the daemon is gone.
+  if [[ -f $D/mounts ]]; then
+    while IFS= read -r m; do
+      [[ -n $m ]] && findmnt -rn --mountpoint "$m" >/dev/null 2>&1 || continue
+      timeout 10 fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null \
+        || log "could not unmount $m"
+    done < <(tac "$D/mounts")
+  fi
+  # TERM the clients, radosgw, MDS and OSD first: with the mon still up they are gone within a
+  # second (the OSD and MDS otherwise wait ~5 s for the mon to ack their going down); then the mon.
+  local pids=() mon=()
+  if [[ -f $D/pids ]]; then
+    while IFS= read -r pid; do
+      is_ours "$pid" || continue
+      if grep -q '^ceph-mon' "/proc/$pid/cmdline" 2>/dev/null; then mon+=("$pid"); else pids+=("$pid"); fi
+    done <"$D/pids"
+  fi
+  local rc=0
+  term_and_wait "$STOP_GRACE" "${pids[@]+"${pids[@]}"}" || rc=1
+  term_and_wait 5 "${mon[@]+"${mon[@]}"}" || rc=1
+  return $rc
+}
+
+term_and_wait() {  # term_and_wait GRACE PID...: TERM, wait up to GRACE seconds, then KILL
+  local grace=$1 end=$((SECONDS + $1)) pid killed=0; shift
+  local left=("$@")
+  ((${#left[@]})) || return 0
+  kill -TERM "${left[@]}" 2>/dev/null || true
+  while ((${#left[@]})); do
+    local still=()
+    for pid in "${left[@]}"; do is_ours "$pid" && still+=("$pid"); done
+    left=("${still[@]+"${still[@]}"}")
+    ((${#left[@]})) || break
+    if ((SECONDS >= end)); then
+      ((killed)) && { log "still not gone after KILL: ${left[*]}"; return 1; }
+      log "KILL after ${grace}s: ${left[*]}"
+      kill -KILL "${left[@]}" 2>/dev/null || true
+      killed=1; end=$((SECONDS + 5))   # then only wait for the kernel to reap them
+    fi
+    sleep 0.1
+  done
+}
+
+# ---------------------------------------------------------------- start helpers
+declare -A NAME_OF=()   # pid -> daemon name, for the log to show on failure
+
+fail() {  # fail NAME MESSAGE: say what went wrong with the tail of NAME's logs, and exit
+  log "ERROR: $2"
+  local f
+  for f in "$D/log/$1.log" "$D/log/$1.out"; do
+    [[ -s $f ]] && { echo "---- tail of $f" >&2; tail -n 25 "$f" >&2; }
+  done
+  exit 1
+}
+
+spawn() {  # spawn NAME CMD...: run a daemon (in its foreground) as a background job, record its PID
+  local name=$1; shift
+  "$@" </dev/null >>"$D/log/$name.out" 2>&1 &
+  echo $! >>"$D/pids"; NAME_OF[$!]=$name
+}
+
+wait_until() {  # wait_until NAME WHAT CMD...: poll CMD for up to WAIT s; fail early if a daemon died
+  local name=$1 what=$2 end=$((SECONDS + WAIT)) pid; shift 2
+  until "$@" >/dev/null 2>&1; do
+    for pid in "${!NAME_OF[@]}"; do
+      is_ours "$pid" || fail "${NAME_OF[$pid]}" "${NAME_OF[$pid]} (pid $pid) exited while waiting for $what"
+    done
+    ((SECONDS < end)) || fail "$name" "timed out after ${WAIT}s waiting for $what"
+    sleep 0.5
+  done
+  log "$what: ok (${SECONDS}s)"
+}
+
+c() { timeout 30 ceph -c "$CONF" --connect-timeout 20 "$@"; }   # a bounded ceph CLI call
+# Quick probes for wait_until.
+mon_up() { timeout 8 ceph -c "$CONF" --connect-timeout 5 mon stat; }
+osd_up() { timeout 8 ceph -c "$CONF" --connect-timeout 5 osd stat | grep -q ' 1 up'; }
+mds_active() { timeout 8 ceph -c "$CONF" --connect-timeout 5 mds stat | grep -q 'up:active'; }
+
+ensure_packages() {
+  local p missing="" sudo=""
+  for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  [[ -z $missing ]] && return
+  [[ $(id -u) == 0 ]] || sudo=sudo
+  log "installing:$missing"
+  { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --no-install-recommends $missing; } >&2
+}
+
+# ---------------------------------------------------------------- start
+do_start() {
+  local fuse=() rgw=0 m
+  while (($#)); do
+    case $1 in
+      --fuse) [[ $# -ge 2 ]] || usage; fuse+=("$(realpath -m "$2")"); shift 2 ;;
+      --rgw) rgw=1; shift ;;
+      *) usage ;;
+    esac
+  done
+  ensure_packages
+  [[ -f $D/pids ]] && while read -r m; do is_ours "$m" && { log "ERROR: a cluster already runs in $D"; exit 1; }; done <"$D/pids"
+  rm -f "$D/pids" "$D/mounts"; touch "$D/pids" "$D/mounts"
+  # From here on, any failure (set -e, fail, a signal) tears down whatever was started.
+  trap 'rc=$?; if ((rc)); then log "start failed; tearing down"; do_stop || true; fi; exit $rc' EXIT
+  trap 'exit 130' INT TERM
+  mkdir -p "$D"/{log,run,crash,mon.a,osd.0,mds.a,rgw.a}
+
+  local py mon_port rgw_port fsid
+  py=$(command -v /usr/bin/python3 python3 | head -n1)
+  read -r mon_port rgw_port < <("$py" -c 'import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+  fsid=$(uuidgen)
+  cat >"$CONF" <<EOF
+[global]
+fsid = $fsid
+mon host = [v2:127.0.0.1:$mon_port]
+public addr = 127.0.0.1
+cluster addr = 127.0.0.1
+ms bind ipv6 = false
+ms bind msgr1 = false
+auth cluster required = none
+auth service required = none
+auth client required = none
+# With auth none, msgr2 cannot negotiate "secure": ask for crc on every link.
+ms cluster mode = crc
+ms service mode = crc
+ms client mode = crc
+ms mon cluster mode = crc
+ms mon service mode = crc
+ms mon client mode = crc
+# Nothing outside DIR: no /var/log/ceph, /var/run/ceph, /var/lib/ceph.
+run dir = $D/run
+admin socket = $D/run/\$name.asok
+pid file = $D/run/\$name.pid
+log file = $D/log/\$name.log
+mon cluster log file = $D/log/cluster.log
+crash dir = $D/crash
+keyring = $D/keyring
+# One OSD: size-1 pools, few PGs, no health noise about it.
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+osd crush chooseleaf type = 0
+mon allow pool size one = true
+mon allow pool delete = true
+mon warn on pool no redundancy = false
+mon max pg per osd = 1000
+# Keep HEALTH_OK: auth none trips the global_id warning, and there is no ceph-mgr (not needed).
+mon warn on insecure global id reclaim = false
+mon warn on insecure global id reclaim allowed = false
+mon mgr mkfs grace = 315360000
+[mon]
+mon data = $D/mon.\$id
+[osd]
+osd data = $D/osd.\$id
+osd objectstore = bluestore
+# The block file must live outside the OSD data dir (inside it, mkfs fails with ELOOP).
+bluestore block path = $D/osd\$id.block
+bluestore block size = 8589934592
+osd memory target = 1073741824
+[mds]
+mds data = $D/mds.\$id
+[client]
+admin socket = $D/run/\$name.\$pid.asok
+[client.rgw.a]
+rgw data = $D/rgw.a
+rgw frontends = beast endpoint=127.0.0.1:$rgw_port tcp_nodelay=1
+# On TERM radosgw sometimes hangs in shutdown; its own alarm then ends it after this many seconds.
+rgw exit timeout secs = 2
+EOF
+
+  log "mon.a on 127.0.0.1:$mon_port"
+  { ceph-authtool "$D/keyring" --create-keyring --gen-key -n mon. --cap mon 'allow *' \
+    && monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port]" "$D/monmap"; } \
+    >>"$D/log/cli.out" 2>&1 || fail cli "keyring or monmap creation failed"
+  ceph-mon -c "$CONF" -i a --mkfs --monmap "$D/monmap" >"$D/log/mon.a.out" 2>&1 || fail mon.a "mon mkfs failed"
+  spawn mon.a ceph-mon -f -c "$CONF" -i a
+  wait_until mon.a "mon quorum" mon_up
+
+  # The OSD's mkfs takes a few seconds: meanwhile the mon creates the pools and the file system.
+  local osd_uuid; osd_uuid=$(uuidgen)
+  [[ $(c osd new "$osd_uuid") == 0 ]] || fail client.admin "ceph osd new did not give id 0"
+  truncate -s 8G "$D/osd0.block"
+  ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >"$D/log/osd.0.out" 2>&1 || fail osd.0 "osd mkfs failed"
+  spawn osd.0 ceph-osd -f -c "$CONF" -i 0
+  { c osd pool create cephfs_metadata 8 8 && c osd pool create cephfs_data 8 8 \
+      && c fs new cephfs cephfs_metadata cephfs_data; } >>"$D/log/cli.out" 2>&1 \
+    || fail cli "creating the CephFS pools failed"
+  spawn mds.a ceph-mds -f -c "$CONF" -i a
+  ((rgw)) && spawn client.rgw.a radosgw -f -c "$CONF" -n client.rgw.a   # creates its pools itself
+  wait_until osd.0 "osd.0 up" osd_up
+  wait_until mds.a "mds active" mds_active
+
+  local i=0
+  for m in "${fuse[@]+"${fuse[@]}"}"; do
+    mkdir -p "$m"
+    echo "$m" >>"$D/mounts"
+    spawn client.fuse$i ceph-fuse -f -c "$CONF" -n client.fuse$i "$m"
+    wait_until client.fuse$i "ceph-fuse mount $m" findmnt -rn --mountpoint "$m"
+    i=$((i + 1))
+  done
+
+  local ak sk
+  if ((rgw)); then
+    wait_until client.rgw.a "radosgw on 127.0.0.1:$rgw_port" curl -fsS -o /dev/null "http://127.0.0.1:$rgw_port/"
+    ak=$(od -An -N10 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
+    sk=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+    timeout 60 radosgw-admin -c "$CONF" user create --uid=bench --display-name=bench \
+      --access-key="$ak" --secret="$sk" >>"$D/log/cli.out" 2>&1 || fail cli "radosgw-admin user create failed"
+  fi
+
+  log "up in ${SECONDS}s"
+  printf 'CEPH_CONF=%q\n' "$CONF"
+  printf 'CEPH_MOUNTS=%q\n' "${fuse[*]+"${fuse[*]}"}"
+  if ((rgw)); then
+    printf 'RGW_ENDPOINT=%q\nRGW_ACCESS_KEY=%q\nRGW_SECRET_KEY=%q\n' "http://127.0.0.1:$rgw_port" "$ak" "$sk"
+  fi
+}
+
+# ---------------------------------------------------------------- main
+(($# >= 2)) || usage
+cmd=$1; mkdir -p "$2"; D=$(realpath "$2"); CONF=$D/ceph.conf; shift 2
+case $cmd in
+  start) do_start "$@" ;;
+  stop) (($# == 0)) || usage; do_stop; log "stopped in ${SECONDS}s" ;;
+  *) usage ;;
+esac
