@@ -7,17 +7,30 @@ LISTEN   ?=
 DATA_DIR ?=
 # The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-pip python3-yaml restic rclone
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-pip python3-yaml restic rclone \
+	nginx openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Installs whichever of the packages $(1) are missing, without starting their services (a
+# policy-rc.d that says no, for the install only): tests and benchmarks start nginx and
+# the others themselves, on 127.0.0.1, and stop them by PID.
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; guard=""; \
+		if [ ! -e /usr/sbin/policy-rc.d ]; then \
+			printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod 755 /usr/sbin/policy-rc.d && guard=1; \
+		fi; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; status=$$?; \
+		[ -z "$$guard" ] || $(SUDO) rm -f /usr/sbin/policy-rc.d; \
+		exit $$status; \
+	fi
+endef
 
 .PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-logs bench-deps clean
 
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-		echo "Installing:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+	$(call apt_install,$(APT_PACKAGES))
 
 # The Swift runtime linked statically: a smaller resident set, no Swift libraries needed at run time.
 release: deps
@@ -59,6 +72,4 @@ bench-logs: release bench-deps
 	bench/run --access-logs --rounds 4 --servers nginx,blobd --workloads upload,ranged,get_small --out bench/results/access-logs.md
 
 bench-deps:
-	@missing=""; for p in $(BENCH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "Installing:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+	$(call apt_install,$(BENCH_PACKAGES))

@@ -16,7 +16,7 @@ set -euo pipefail
 
 PACKAGES="ceph-mon ceph-osd ceph-mds radosgw ceph-fuse ceph-common"
 WAIT=90                 # seconds allowed for each thing to come up
-STOP_GRACE=10           # seconds between TERM and KILL on stop (5 more for the mon)
+STOP_GRACE=3            # seconds between TERM and KILL on stop, per wave (see do_stop)
 
 log() { echo "ceph-local: $*" >&2; }
 usage() { echo "usage: $0 start DIR [--fuse MOUNT]... [--rgw] | $0 stop DIR" >&2; exit 2; }
@@ -42,36 +42,41 @@ do_stop() {
         || log "could not unmount $m"
     done < <(tac "$D/mounts")
   fi
-  # TERM the clients, radosgw, MDS and OSD first: with the mon still up they are gone within a
-  # second (the OSD and MDS otherwise wait ~5 s for the mon to ack their going down); then the mon.
-  local pids=() mon=()
+  # TERM in three waves, each waited for up to STOP_GRACE s, then KILLed: clients, radosgw and
+  # the MDS; then the OSD; then the mon, so that each finds what it talks to on the way out still
+  # up (else the OSD waits 5 s for the mon's ack). The MDS says goodbye to the mon within ~1 s and
+  # then often idles ~5 s on the OSD that blocklisted it: not worth waiting for here.
+  local first=() osd=() mon=() rc=0
   if [[ -f $D/pids ]]; then
     while IFS= read -r pid; do
       is_ours "$pid" || continue
-      if grep -q '^ceph-mon' "/proc/$pid/cmdline" 2>/dev/null; then mon+=("$pid"); else pids+=("$pid"); fi
+      case $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) in
+        ceph-mon*) mon+=("$pid") ;; ceph-osd*) osd+=("$pid") ;; *) first+=("$pid") ;;
+      esac
     done <"$D/pids"
   fi
-  local rc=0
-  term_and_wait "$STOP_GRACE" "${pids[@]+"${pids[@]}"}" || rc=1
-  term_and_wait 5 "${mon[@]+"${mon[@]}"}" || rc=1
+  term_and_wait "$STOP_GRACE" "${first[@]+"${first[@]}"}" || rc=1
+  term_and_wait "$STOP_GRACE" "${osd[@]+"${osd[@]}"}" || rc=1
+  term_and_wait "$STOP_GRACE" "${mon[@]+"${mon[@]}"}" || rc=1
   return $rc
 }
 
 term_and_wait() {  # term_and_wait GRACE PID...: TERM, wait up to GRACE seconds, then KILL
-  local grace=$1 end=$((SECONDS + $1)) pid killed=0; shift
+  local grace=$1 ticks=$(($1 * 10)) pid killed=0; shift
   local left=("$@")
   ((${#left[@]})) || return 0
   kill -TERM "${left[@]}" 2>/dev/null || true
-  while ((${#left[@]})); do
+  while :; do
     local still=()
     for pid in "${left[@]}"; do is_ours "$pid" && still+=("$pid"); done
-    left=("${still[@]+"${still[@]}"}")
-    ((${#left[@]})) || break
-    if ((SECONDS >= end)); then
+    ((${#still[@]})) || return 0
+    left=("${still[@]}")
+    if ((ticks-- <= 0)); then
       ((killed)) && { log "still not gone after KILL: ${left[*]}"; return 1; }
-      log "KILL after ${grace}s: ${left[*]}"
+      log "KILL after ${grace}s: $(for pid in "${left[@]}"; do
+        echo -n "$pid ($(cat "/proc/$pid/comm" 2>/dev/null)) "; done)"
       kill -KILL "${left[@]}" 2>/dev/null || true
-      killed=1; end=$((SECONDS + 5))   # then only wait for the kernel to reap them
+      killed=1; ticks=50   # then only wait (up to 5 s) for the kernel to reap them
     fi
     sleep 0.1
   done
@@ -189,6 +194,7 @@ mon max pg per osd = 1000
 mon warn on insecure global id reclaim = false
 mon warn on insecure global id reclaim allowed = false
 mon mgr mkfs grace = 315360000
+mon data avail warn = 1
 [mon]
 mon data = $D/mon.\$id
 [osd]
@@ -200,6 +206,8 @@ bluestore block size = 8589934592
 osd memory target = 1073741824
 [mds]
 mds data = $D/mds.\$id
+# Beacons every second (not 4): the MDS goes active and, on TERM, leaves sooner.
+mds beacon interval = 1
 [client]
 admin socket = $D/run/\$name.\$pid.asok
 [client.rgw.a]
