@@ -7,7 +7,7 @@ LISTEN   ?=
 DATA_DIR ?=
 # The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev pkg-config curl python3-pip python3-yaml restic rclone \
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev postgresql pkg-config curl python3-pip python3-yaml restic rclone \
 	nginx openssl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -21,15 +21,19 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // zlib from Debian's zlib1g-dev: CRC-32 for S3 checksums.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libpq from Debian's libpq-dev: the shared index of several nodes.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Linux file calls Swift's Glibc module does not expose (sync_file_range).
         .systemLibrary(name: "CFileSystem"),
         // setsockopt() without TCP_CORK, which libmicrohttpd sets on every large file response.
         .target(name: "CNoCork", publicHeadersPath: "."),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CNoCork"]),
-        // Files, streams and the on-disk index. No HTTP.
+        // The Swift face of libpq: connections, prepared statements, a bounded pool.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
         .target(name: "BlobStore", dependencies: [
-            "CCrypto", "CFileSystem",
+            "CCrypto", "CFileSystem", "PostgresClient",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -44,7 +48,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD",
+            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -4,19 +4,21 @@
 #   tools/ceph-local.sh start DIR [--fuse MOUNT]... [--rgw]
 #   tools/ceph-local.sh stop DIR
 #
-# start: one mon, one BlueStore OSD on a sparse file (DIR/osd0.block), one MDS and a CephFS
-#   ("cephfs", pools of size 1), a ceph-fuse mount of the CephFS root at each MOUNT, and with --rgw
+# start: one mon, one BlueStore OSD on a sparse 8 GiB file (DIR/osd0.block), one MDS and a CephFS
+#   "cephfs" (pools of size 1), a ceph-fuse mount of the CephFS root at each MOUNT, and with --rgw
 #   a radosgw (beast) on a free port with an S3 user "bench". No auth, msgr2 in crc mode, every
 #   daemon on 127.0.0.1 only, every file (conf, data, logs, sockets) under DIR. Prints
-#   shell-sourceable NAME=value lines on stdout, progress on stderr. Every daemon PID goes to
-#   DIR/pids and every mount to DIR/mounts; if start fails midway it tears down what it started.
-# stop: unmounts what DIR/mounts lists, then TERMs (after ~15 s KILLs) the PIDs in DIR/pids that
+#   shell-sourceable NAME='value' lines on stdout (not exported: `set -a; eval "$(... start ...)";
+#   set +a`; CEPH_MOUNTS is space-separated), progress on stderr. Every daemon PID goes to
+#   DIR/pids, every mount to DIR/mounts; if start fails midway it tears down what it started.
+#   CEPH_LOCAL_WAIT (default 90) bounds each wait, in seconds.
+# stop: unmounts what DIR/mounts lists, then TERMs (and after 3 s KILLs) the PIDs in DIR/pids that
 #   are still this cluster's daemons. Never kills by name. Idempotent. The caller removes DIR.
 set -euo pipefail
 
 PACKAGES="ceph-mon ceph-osd ceph-mds radosgw ceph-fuse ceph-common"
-WAIT=90                 # seconds allowed for each thing to come up
-STOP_GRACE=3            # seconds between TERM and KILL on stop, per wave (see do_stop)
+WAIT=${CEPH_LOCAL_WAIT:-90}   # seconds allowed for each thing to come up
+STOP_GRACE=3                  # seconds between TERM and KILL on stop, per wave (see do_stop)
 
 log() { echo "ceph-local: $*" >&2; }
 usage() { echo "usage: $0 start DIR [--fuse MOUNT]... [--rgw] | $0 stop DIR" >&2; exit 2; }
@@ -25,28 +27,25 @@ usage() { echo "usage: $0 start DIR [--fuse MOUNT]... [--rgw] | $0 stop DIR" >&2
 # A PID from DIR/pids is ours only while its command line still names DIR/ceph.conf
 # (guards against PIDs reused since); a zombie counts as gone.
 is_ours() {
-  local pid=$1 state
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [[ $state != Z ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONF"
+  local state
+  [[ $1 =~ ^[0-9]+$ ]] || return 1
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [[ $state != Z ]] || return 1
+  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$CONF"
 }
 
 do_stop() {
-  local m pid
+  local m pid first=() osd=() mon=() rc=0
   # Unmount first, newest first: fusermount -u, and umount -l if busy or the daemon is gone.
   if [[ -f $D/mounts ]]; then
     while IFS= read -r m; do
       [[ -n $m ]] && findmnt -rn --mountpoint "$m" >/dev/null 2>&1 || continue
-      timeout 10 fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null \
-        || log "could not unmount $m"
+      timeout 10 fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "could not unmount $m"
     done < <(tac "$D/mounts")
   fi
   # TERM in three waves, each waited for up to STOP_GRACE s, then KILLed: clients, radosgw and
   # the MDS; then the OSD; then the mon, so that each finds what it talks to on the way out still
   # up (else the OSD waits 5 s for the mon's ack). The MDS says goodbye to the mon within ~1 s and
   # then often idles ~5 s on the OSD that blocklisted it: not worth waiting for here.
-  local first=() osd=() mon=() rc=0
   if [[ -f $D/pids ]]; then
     while IFS= read -r pid; do
       is_ours "$pid" || continue
@@ -55,39 +54,38 @@ do_stop() {
       esac
     done <"$D/pids"
   fi
-  term_and_wait "$STOP_GRACE" "${first[@]+"${first[@]}"}" || rc=1
-  term_and_wait "$STOP_GRACE" "${osd[@]+"${osd[@]}"}" || rc=1
-  term_and_wait "$STOP_GRACE" "${mon[@]+"${mon[@]}"}" || rc=1
+  term_and_wait "${first[@]+"${first[@]}"}" || rc=1
+  term_and_wait "${osd[@]+"${osd[@]}"}" || rc=1
+  term_and_wait "${mon[@]+"${mon[@]}"}" || rc=1
   return $rc
 }
 
-term_and_wait() {  # term_and_wait GRACE PID...: TERM, wait up to GRACE seconds, then KILL
-  local grace=$1 ticks=$(($1 * 10)) pid killed=0; shift
-  local left=("$@")
+term_and_wait() {  # term_and_wait PID...: TERM, wait up to STOP_GRACE s, KILL, wait up to 5 s
+  local ticks=$((STOP_GRACE * 10)) pid killed=0 left=("$@") still
   ((${#left[@]})) || return 0
   kill -TERM "${left[@]}" 2>/dev/null || true
   while :; do
-    local still=()
+    still=()
     for pid in "${left[@]}"; do is_ours "$pid" && still+=("$pid"); done
     ((${#still[@]})) || return 0
     left=("${still[@]}")
     if ((ticks-- <= 0)); then
       ((killed)) && { log "still not gone after KILL: ${left[*]}"; return 1; }
-      log "KILL after ${grace}s: $(for pid in "${left[@]}"; do
+      log "KILL after ${STOP_GRACE}s: $(for pid in "${left[@]}"; do
         echo -n "$pid ($(cat "/proc/$pid/comm" 2>/dev/null)) "; done)"
       kill -KILL "${left[@]}" 2>/dev/null || true
-      killed=1; ticks=50   # then only wait (up to 5 s) for the kernel to reap them
+      killed=1; ticks=50
     fi
     sleep 0.1
   done
 }
 
 # ---------------------------------------------------------------- start helpers
-declare -A NAME_OF=()   # pid -> daemon name, for the log to show on failure
+declare -A NAME_OF=()   # pid -> daemon name, to show its log on failure
 
 fail() {  # fail NAME MESSAGE: say what went wrong with the tail of NAME's logs, and exit
-  log "ERROR: $2"
   local f
+  log "ERROR: $2"
   for f in "$D/log/$1.log" "$D/log/$1.out"; do
     [[ -s $f ]] && { echo "---- tail of $f" >&2; tail -n 25 "$f" >&2; }
   done
@@ -97,7 +95,7 @@ fail() {  # fail NAME MESSAGE: say what went wrong with the tail of NAME's logs,
 spawn() {  # spawn NAME CMD...: run a daemon (in its foreground) as a background job, record its PID
   local name=$1; shift
   "$@" </dev/null >>"$D/log/$name.out" 2>&1 &
-  echo $! >>"$D/pids"; NAME_OF[$!]=$name
+  echo $! >>"$D/pids"; NAME_OF[$!]=$name; disown $!   # (no "Killed" job notices)
 }
 
 wait_until() {  # wait_until NAME WHAT CMD...: poll CMD for up to WAIT s; fail early if a daemon died
@@ -113,15 +111,14 @@ wait_until() {  # wait_until NAME WHAT CMD...: poll CMD for up to WAIT s; fail e
 }
 
 c() { timeout 30 ceph -c "$CONF" --connect-timeout 20 "$@"; }   # a bounded ceph CLI call
-# Quick probes for wait_until.
-mon_up() { timeout 8 ceph -c "$CONF" --connect-timeout 5 mon stat; }
-osd_up() { timeout 8 ceph -c "$CONF" --connect-timeout 5 osd stat | grep -q ' 1 up'; }
-mds_active() { timeout 8 ceph -c "$CONF" --connect-timeout 5 mds stat | grep -q 'up:active'; }
+q() { timeout 8 ceph -c "$CONF" --connect-timeout 5 "$@"; }     # a quick probe
+osd_up() { q osd stat | grep -q ' 1 up'; }
+mds_active() { q mds stat | grep -q 'up:active'; }
 
 ensure_packages() {
   local p missing="" sudo=""
   for p in $PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-  [[ -z $missing ]] && return
+  [[ -n $missing ]] || return 0
   [[ $(id -u) == 0 ]] || sudo=sudo
   log "installing:$missing"
   { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive \
@@ -130,25 +127,25 @@ ensure_packages() {
 
 # ---------------------------------------------------------------- start
 do_start() {
-  local fuse=() rgw=0 m
+  local fuse=() rgw=0 m i=0 mon_port rgw_port fsid osd_uuid ak sk
   while (($#)); do
     case $1 in
-      --fuse) [[ $# -ge 2 ]] || usage; fuse+=("$(realpath -m "$2")"); shift 2 ;;
+      --fuse) (($# >= 2)) || usage; fuse+=("$(realpath -m "$2")"); shift 2 ;;
       --rgw) rgw=1; shift ;;
       *) usage ;;
     esac
   done
   ensure_packages
-  [[ -f $D/pids ]] && while read -r m; do is_ours "$m" && { log "ERROR: a cluster already runs in $D"; exit 1; }; done <"$D/pids"
+  if [[ -f $D/pids ]]; then
+    while read -r m; do is_ours "$m" && { log "ERROR: a cluster already runs in $D"; exit 1; }; done <"$D/pids"
+  fi
   rm -f "$D/pids" "$D/mounts"; touch "$D/pids" "$D/mounts"
   # From here on, any failure (set -e, fail, a signal) tears down whatever was started.
   trap 'rc=$?; if ((rc)); then log "start failed; tearing down"; do_stop || true; fi; exit $rc' EXIT
   trap 'exit 130' INT TERM
   mkdir -p "$D"/{log,run,crash,mon.a,osd.0,mds.a,rgw.a}
 
-  local py mon_port rgw_port fsid
-  py=$(command -v /usr/bin/python3 python3 | head -n1)
-  read -r mon_port rgw_port < <("$py" -c 'import socket
+  read -r mon_port rgw_port < <(/usr/bin/python3 -c 'import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in ss])')
@@ -179,7 +176,7 @@ log file = $D/log/\$name.log
 mon cluster log file = $D/log/cluster.log
 crash dir = $D/crash
 keyring = $D/keyring
-# One OSD: size-1 pools, few PGs, no health noise about it.
+# One OSD: size-1 pools with few PGs.
 osd pool default size = 1
 osd pool default min size = 1
 osd pool default pg num = 8
@@ -188,19 +185,21 @@ osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 0
 mon allow pool size one = true
 mon allow pool delete = true
-mon warn on pool no redundancy = false
 mon max pg per osd = 1000
-# Keep HEALTH_OK: auth none trips the global_id warning, and there is no ceph-mgr (not needed).
+# HEALTH_OK despite size 1, auth none, no ceph-mgr (not needed here) and a fullish host disk.
+mon warn on pool no redundancy = false
 mon warn on insecure global id reclaim = false
 mon warn on insecure global id reclaim allowed = false
 mon mgr mkfs grace = 315360000
 mon data avail warn = 1
 [mon]
 mon data = $D/mon.\$id
+# Commit map changes every 0.1 s, not 1 s: pools, OSD boot, MDS and radosgw all come up sooner.
+paxos propose interval = 0.1
 [osd]
 osd data = $D/osd.\$id
 osd objectstore = bluestore
-# The block file must live outside the OSD data dir (inside it, mkfs fails with ELOOP).
+# The block file must live outside the OSD data dir (mkfs puts a "block" symlink there: ELOOP).
 bluestore block path = $D/osd\$id.block
 bluestore block size = 8589934592
 osd memory target = 1073741824
@@ -223,23 +222,21 @@ EOF
     >>"$D/log/cli.out" 2>&1 || fail cli "keyring or monmap creation failed"
   ceph-mon -c "$CONF" -i a --mkfs --monmap "$D/monmap" >"$D/log/mon.a.out" 2>&1 || fail mon.a "mon mkfs failed"
   spawn mon.a ceph-mon -f -c "$CONF" -i a
-  wait_until mon.a "mon quorum" mon_up
+  wait_until mon.a "mon quorum" q mon stat
 
-  # The OSD's mkfs takes a few seconds: meanwhile the mon creates the pools and the file system.
-  local osd_uuid; osd_uuid=$(uuidgen)
-  [[ $(c osd new "$osd_uuid") == 0 ]] || fail client.admin "ceph osd new did not give id 0"
+  osd_uuid=$(uuidgen)
+  [[ $(c osd new "$osd_uuid" 2>>"$D/log/cli.out") == 0 ]] || fail cli "ceph osd new did not give id 0"
   truncate -s 8G "$D/osd0.block"
   ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >"$D/log/osd.0.out" 2>&1 || fail osd.0 "osd mkfs failed"
   spawn osd.0 ceph-osd -f -c "$CONF" -i 0
+  # While the OSD boots: the CephFS pools and file system, the MDS, radosgw (makes its own pools).
   { c osd pool create cephfs_metadata 8 8 && c osd pool create cephfs_data 8 8 \
-      && c fs new cephfs cephfs_metadata cephfs_data; } >>"$D/log/cli.out" 2>&1 \
-    || fail cli "creating the CephFS pools failed"
+      && c fs new cephfs cephfs_metadata cephfs_data; } >>"$D/log/cli.out" 2>&1 || fail cli "CephFS creation failed"
   spawn mds.a ceph-mds -f -c "$CONF" -i a
-  ((rgw)) && spawn client.rgw.a radosgw -f -c "$CONF" -n client.rgw.a   # creates its pools itself
+  if ((rgw)); then spawn client.rgw.a radosgw -f -c "$CONF" -n client.rgw.a; fi
   wait_until osd.0 "osd.0 up" osd_up
   wait_until mds.a "mds active" mds_active
 
-  local i=0
   for m in "${fuse[@]+"${fuse[@]}"}"; do
     mkdir -p "$m"
     echo "$m" >>"$D/mounts"
@@ -248,7 +245,6 @@ EOF
     i=$((i + 1))
   done
 
-  local ak sk
   if ((rgw)); then
     wait_until client.rgw.a "radosgw on 127.0.0.1:$rgw_port" curl -fsS -o /dev/null "http://127.0.0.1:$rgw_port/"
     ak=$(od -An -N10 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
@@ -258,18 +254,20 @@ EOF
   fi
 
   log "up in ${SECONDS}s"
-  printf 'CEPH_CONF=%q\n' "$CONF"
-  printf 'CEPH_MOUNTS=%q\n' "${fuse[*]+"${fuse[*]}"}"
+  kv CEPH_CONF "$CONF"
+  kv CEPH_MOUNTS "${fuse[*]+"${fuse[*]}"}"
   if ((rgw)); then
-    printf 'RGW_ENDPOINT=%q\nRGW_ACCESS_KEY=%q\nRGW_SECRET_KEY=%q\n' "http://127.0.0.1:$rgw_port" "$ak" "$sk"
+    kv RGW_ENDPOINT "http://127.0.0.1:$rgw_port"; kv RGW_ACCESS_KEY "$ak"; kv RGW_SECRET_KEY "$sk"
   fi
 }
 
+kv() { local q="'\\''"; printf "%s='%s'\n" "$1" "${2//\'/$q}"; }   # NAME='VALUE', for sh and parsers
+
 # ---------------------------------------------------------------- main
 (($# >= 2)) || usage
-cmd=$1; mkdir -p "$2"; D=$(realpath "$2"); CONF=$D/ceph.conf; shift 2
+cmd=$1; D=$(realpath -m "$2"); CONF=$D/ceph.conf; shift 2
 case $cmd in
-  start) do_start "$@" ;;
+  start) mkdir -p "$D"; do_start "$@" ;;
   stop) (($# == 0)) || usage; do_stop; log "stopped in ${SECONDS}s" ;;
   *) usage ;;
 esac

@@ -53,7 +53,7 @@ extension BlobStore {
     /// holds for the key's current record. Blocks while the parts are read and committed.
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
                                   if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError) -> (record: BlobRecord, etag: String) {
-        guard claimUpload(upload.id) else { throw .uploadBusy }
+        guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
         guard !wanted.isEmpty else { throw .invalidPart(number: 0) }
         for (previous, next) in zip(wanted, wanted.dropFirst()) where next.number <= previous.number { throw .invalidPartOrder }
@@ -97,7 +97,7 @@ extension BlobStore {
 
     /// Removes upload `id` and its parts.
     public func abortMultipart(_ upload: MultipartUpload) throws(StoreError) {
-        guard claimUpload(upload.id) else { throw .uploadBusy }
+        guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
         let parts = try parts(of: upload.id)
         try multipartIndex.removeMultipart(upload.id)

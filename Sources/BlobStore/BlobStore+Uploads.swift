@@ -41,7 +41,7 @@ extension BlobStore {
     /// length. Only one append per upload runs at a time (`.uploadBusy` otherwise).
     public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil,
                             lifetime: Int64) throws(StoreError) -> UploadAppend {
-        guard claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
             guard !record.isComplete, offset == record.offset else { throw .offsetMismatch(current: record.offset) }
@@ -81,7 +81,7 @@ extension BlobStore {
     /// Removes an upload (tus termination): its data file and its record.
     public func terminateUpload(_ id: String) throws(StoreError) {
         _ = try upload(id)
-        guard claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id) else { throw .uploadBusy }
         defer { releaseUpload(id) }
         try removeUpload(id)
     }
@@ -91,7 +91,7 @@ extension BlobStore {
     public func removeExpiredUploads() -> Int {
         let ids = (try? uploadIndex.expiredUploads(now: Int64(time(nil)))) ?? []
         var removed = 0
-        for id in ids where claimUpload(id) {
+        for id in ids where (try? claimUpload(id)) == true {
             defer { releaseUpload(id) }
             if (try? removeUpload(id)) != nil { removed += 1 }
         }

@@ -1,4 +1,5 @@
 import Logging
+import PostgresClient
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,6 +17,24 @@ public struct BlobStoreOptions: Sendable {
     /// For tests only: seconds every index commit of a new version waits first, so a test can
     /// hold a commit while it probes the server (shutdown, worker threads).
     public var commitDelay: Double = 0
+    /// Where the index is: SQLite in the data directory (one node), or PostgreSQL shared by
+    /// several nodes whose data directory is one shared file system.
+    public var index: IndexLocation = .sqlite
+    /// This node's name in a cluster: its pending-write log and lock are under
+    /// `nodes/NODE/` of the shared data directory.
+    public var nodeID: String = "local"
+    /// In a cluster, seconds a replaced or deleted version's file stays before it is unlinked,
+    /// so that downloads in flight on other nodes finish (NFS has no open-unlink semantics).
+    public var reclaimGrace: Int64 = 900
+
+    public enum IndexLocation: Sendable, Equatable {
+        case sqlite
+        /// A `postgres://` URL (or libpq key=value string) and the connections per node.
+        case postgres(url: String, connections: Int)
+    }
+
+    /// True when several nodes share the index and the data directory.
+    public var isShared: Bool { index != .sqlite }
 
     /// Steps of a commit where a crash test can stop the process.
     public enum CrashPoint: String, Sendable, CaseIterable {
@@ -38,7 +57,8 @@ public struct BlobStoreOptions: Sendable {
 }
 
 /// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/pending-N` logs of the versions
-/// being written, `index.sqlite` mapping keys to versions, and `lock`.
+/// being written, `index.sqlite` mapping keys to versions, and `lock`. In a cluster the index
+/// is PostgreSQL and each node keeps its pending logs and lock in `nodes/NODE/` instead.
 public final class BlobStore: Sendable {
     /// The data directory.
     public let directory: String
@@ -55,6 +75,10 @@ public final class BlobStore: Sendable {
     private let blobFolders: [Int32]
     /// The versions being written, for `recover()`.
     let pending: PendingWrites
+    /// This node's own folder: `tmp/` alone, `nodes/NODE/` in a cluster.
+    let nodeDirectory: String
+    /// The shared index, in a cluster.
+    let sharedIndex: PostgresBlobIndex?
     let logger: Logger
     /// Uploads with an append (or termination) in progress.
     private let busyUploads = Mutex<Set<String>>([])
@@ -67,7 +91,14 @@ public final class BlobStore: Sendable {
         self.directory = directory
         self.options = options
         self.logger = logger
-        self.lock = try DataDirectoryLock(directory: directory)
+        if options.isShared {
+            try FileSystem.makeDirectory(directory + "/nodes")
+            nodeDirectory = "\(directory)/nodes/\(options.nodeID)"
+        } else {
+            nodeDirectory = directory + "/tmp"
+        }
+        try FileSystem.makeDirectory(nodeDirectory)
+        self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
         // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
         // rarely contend for the same folder's lock.
         try FileSystem.makeDirectory(directory + "/blobs")
@@ -92,7 +123,7 @@ public final class BlobStore: Sendable {
         self.blobFolders = blobFolders  // closed in deinit
         // A new file's folder entry is made durable once per group commit and folder: the
         // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
-        let index = try SQLiteBlobIndex(path: directory + "/index.sqlite") { [directory] records throws(StoreError) in
+        let syncFolders: @Sendable ([BlobRecord]) throws(StoreError) -> Void = { [directory] records throws(StoreError) in
             for version in Set(records.map { $0.version.prefix(2) }) {
                 if let folder = UInt8(version, radix: 16) {
                     try FileSystem.sync(blobFolders[Int(folder)])
@@ -101,31 +132,45 @@ public final class BlobStore: Sendable {
                 }
             }
         }
-        self.index = CachedBlobIndex(index)
-        self.uploadIndex = index
-        self.buckets = index
-        self.multipartIndex = index
-        let leftBehind = PendingWrites.leftBehind(in: directory + "/tmp")
-        self.pending = PendingWrites(folder: directory + "/tmp", first: (leftBehind.last?.log ?? -1) + 1)
+        switch options.index {
+        case .sqlite:
+            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", beforeCommit: syncFolders)
+            // The record cache is coherent only while this process is the index's one writer.
+            self.index = CachedBlobIndex(index)
+            self.uploadIndex = index
+            self.buckets = index
+            self.multipartIndex = index
+            self.sharedIndex = nil
+        case .postgres(let url, let connections):
+            let index = try PostgresBlobIndex(url: url, connections: connections, beforeCommit: syncFolders)
+            self.index = index
+            self.uploadIndex = index
+            self.buckets = index
+            self.multipartIndex = index
+            self.sharedIndex = index
+        }
+        let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
+        self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
         try recover(leftBehind)
         // Without the mark of a clean stop, the last run may have ended in a power cut, which can
-        // take pending-log lines with it but leave the files they named.
-        if unlink(directory + "/" + Self.cleanStopMark) == 0 {
-            try FileSystem.syncDirectory(directory + "/tmp")
-        } else {
+        // take pending-log lines with it but leave the files they named. (In a cluster the other
+        // nodes' writes in flight look the same, so there fsck finds such orphans instead.)
+        if unlink(nodeDirectory + "/" + Self.cleanStopMark) == 0 {
+            try FileSystem.syncDirectory(nodeDirectory)
+        } else if !options.isShared {
             try reclaimRecentOrphans()
         }
     }
 
     /// Left in the data directory by `markStoppedCleanly()`: the last run stopped cleanly.
-    static let cleanStopMark = "tmp/clean-stop"
+    static let cleanStopMark = "clean-stop"
 
     /// Marks the data directory as cleanly stopped: the next start skips the scan for orphans of
     /// a power cut. Call once nothing is being written any more (a write still pending is in the
     /// pending log, which this makes durable first).
     public func markStoppedCleanly() {
         pending.sync()
-        if let descriptor = try? FileSystem.open(directory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC) {
+        if let descriptor = try? FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC) {
             _ = fsync(descriptor)
             close(descriptor)
             try? FileSystem.syncDirectory(directory + "/tmp")
@@ -183,7 +228,7 @@ public final class BlobStore: Sendable {
     public func checkReady() throws(StoreError) {
         // A query that passes the record cache, so the index itself must answer.
         _ = try index.containsVersion("")
-        guard access(directory + "/tmp", W_OK) == 0, access(directory + "/blobs", W_OK) == 0 else {
+        guard access(nodeDirectory, W_OK) == 0, access(directory + "/blobs", W_OK) == 0 else {
             throw .io(operation: "access \(directory)", errno: errno)
         }
         try checkFreeSpace()
@@ -279,10 +324,33 @@ public final class BlobStore: Sendable {
     }
 
     /// Unlinks the file of a version the index no longer names. Readers that opened it keep
-    /// reading; the index forgets it as garbage with its next write.
+    /// reading; the index forgets it as garbage with its next write. In a cluster the file stays
+    /// for the grace period instead (`reclaimGarbage`): a download on another node may be
+    /// reading it, and NFS, say, would cut it off.
     private func discard(_ version: String) {
+        guard !options.isShared else { return }
         FileSystem.remove(path(ofVersion: version))
         index.collectedGarbage(version)
+    }
+
+    /// In a cluster: unlinks the files of versions replaced or deleted more than the grace
+    /// period ago, if no other node is doing it now. Returns how many went.
+    @discardableResult
+    public func reclaimGarbage(limit: Int = 1000) -> Int {
+        guard let sharedIndex else { return 0 }
+        do {
+            return try sharedIndex.reclaim(olderThan: options.reclaimGrace, limit: limit) { version in
+                FileSystem.remove(path(ofVersion: version))
+            }
+        } catch {
+            logger.warning("Reclaiming replaced versions failed", metadata: ["error": "\(error)"])
+            return 0
+        }
+    }
+
+    /// True if the index answers (for /readyz).
+    public func indexIsReachable() -> Bool {
+        sharedIndex?.isReachable() ?? true
     }
 
     private func crash(at point: BlobStoreOptions.CrashPoint) {
@@ -300,7 +368,13 @@ public final class BlobStore: Sendable {
         }
         for (log, versions) in leftBehind {
             for version in versions { try removeUncommitted(version) }
-            FileSystem.remove(PendingWrites.path(directory + "/tmp", log))
+            FileSystem.remove(PendingWrites.path(nodeDirectory, log))
+        }
+        // In a cluster, nothing else here is this node's alone: other nodes may be completing
+        // uploads, and replaced versions wait out their grace period (`reclaimGarbage`).
+        if options.isShared {
+            if removed > 0 { logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"]) }
+            return
         }
         // Earlier releases' tmp/ab/ folders, where they exist.
         for folder in FileSystem.contents(of: directory + "/tmp") where folder.count == 2 {
@@ -357,12 +431,30 @@ public final class BlobStore: Sendable {
         }
     }
 
-    /// Marks an upload busy; false if it already is.
-    func claimUpload(_ id: String) -> Bool {
-        busyUploads.withLock { $0.insert(id).inserted }
+    /// Seconds a cluster node's claim on an upload lasts unless renewed (`renewUploadClaim`).
+    static let claimLease: Int64 = 120
+
+    /// Marks an upload busy; false if it already is, here or (in a cluster) on another node.
+    func claimUpload(_ id: String) throws(StoreError) -> Bool {
+        guard busyUploads.withLock({ $0.insert(id).inserted }) else { return false }
+        guard let sharedIndex else { return true }
+        do throws(StoreError) {
+            if try sharedIndex.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
+        } catch {
+            _ = busyUploads.withLock { $0.remove(id) }
+            throw error
+        }
+        _ = busyUploads.withLock { $0.remove(id) }
+        return false
+    }
+
+    /// Extends this node's claim on an upload it is appending to (a long PATCH).
+    func renewUploadClaim(_ id: String) {
+        _ = try? sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
     }
 
     func releaseUpload(_ id: String) {
+        sharedIndex?.releaseUpload(id, node: options.nodeID)
         _ = busyUploads.withLock { $0.remove(id) }
     }
 

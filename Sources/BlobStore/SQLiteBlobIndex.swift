@@ -10,12 +10,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
     /// Commits waiting for the group-commit leader.
-    private let commits = Mutex(CommitQueue())
-
-    private struct CommitQueue {
-        var queue: [CommitRequest] = []
-        var batchRunning = false
-    }
+    private let commits = GroupCommit()
 
     /// Batches committed since the last checkpoint (copying the WAL into the database file).
     /// A checkpoint runs every `batchesPerCheckpoint` batches, after their answers are out,
@@ -25,25 +20,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// The automatic checkpoint stays, at this many WAL pages, for batches large enough to
     /// need one sooner.
     static let backstopCheckpointPages = 4096
-
-    /// One commit waiting in a batch. `@unchecked Sendable`: it is handed from the thread that
-    /// queued it to the one that commits its batch, and touched by one thread at a time.
-    private final class CommitRequest: @unchecked Sendable {
-        let record: BlobRecord
-        let completingUpload: String?
-        /// Dropped as soon as it has been evaluated: the caller's closure must not outlive its use.
-        var condition: ((BlobRecord?) -> Bool)?
-        var result: Result<IndexCommit, StoreError> = .failure(.index(.failed("not committed")))
-        let completion: (Result<IndexCommit, StoreError>) -> Void
-
-        init(record: BlobRecord, completingUpload: String?, condition: @escaping (BlobRecord?) -> Bool,
-             completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-            self.record = record
-            self.completingUpload = completingUpload
-            self.condition = condition
-            self.completion = completion
-        }
-    }
 
     /// Runs before each group commit's transaction with the batch's records: where the caller
     /// makes durable what every commit of the batch needs once (the folders of their files).
@@ -158,33 +134,11 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    /// Group commit: concurrent commits share one transaction (one WAL fsync). The caller that
-    /// finds no batch running commits everything queued, in order, each request against the state
-    /// the ones before it left, and calls their completions; if more has been queued meanwhile,
-    /// the next batch runs on a dispatch thread. The others return at once: nobody sleeps
-    /// waiting for a batch, and no thread needs waking when it is done.
+    /// Group commit (`GroupCommit`): concurrent commits share one transaction, one WAL fsync.
     public func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
                        then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let request = CommitRequest(record: record, completingUpload: completingUpload,
-                                    condition: condition, completion: completion)
-        let runs = commits.withLock { state in
-            state.queue.append(request)
-            defer { state.batchRunning = true }
-            return !state.batchRunning
-        }
-        if runs { runBatch() }
-    }
-
-    private func runBatch() {
-        let batch = commits.withLock { $0.queue.removeAllReturning() }
-        commitBatch(batch)
-        for request in batch { request.completion(request.result) }
-        checkpointIfDue()
-        let more = commits.withLock { state in
-            state.batchRunning = !state.queue.isEmpty
-            return state.batchRunning
-        }
-        if more { DispatchQueue.global().async { self.runBatch() } }
+        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
+        commits.submit(request, commitBatch: { [self] in commitBatch($0) }, afterBatch: { [self] in checkpointIfDue() })
     }
 
     /// On the writer connection, so no commit can append meanwhile and the next one starts the
@@ -213,13 +167,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             let failure = Self.storeError(error)
             for request in batch { request.result = .failure(failure) }
         }
-        for request in batch { request.condition = nil }
     }
 
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
         let record = request.record
         let current = try fetch(record.key, in: db)
-        guard request.condition?(current) ?? false else { return .failure(.preconditionFailed) }
+        guard request.conditionHolds(for: current) else { return .failure(.preconditionFailed) }
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
             INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,

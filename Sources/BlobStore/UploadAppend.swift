@@ -15,6 +15,8 @@ public final class UploadAppend {
     private let store: BlobStore
     private var record: UploadRecord
     private let startOffset: UInt64
+    /// When this node last renewed its claim on the upload (in a cluster).
+    private var claimRenewed: Int64
     private let writer: HashingFileWriter
     private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
     private var ended = false
@@ -24,6 +26,7 @@ public final class UploadAppend {
         self.store = store
         self.record = record
         self.startOffset = record.offset
+        self.claimRenewed = Int64(time(nil))
         self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset, expecting: remaining)
     }
 
@@ -52,6 +55,13 @@ public final class UploadAppend {
         case nil: break
         }
         try writer.write(bytes)
+        if store.sharedIndex != nil {
+            let now = Int64(time(nil))
+            if now - claimRenewed >= BlobStore.claimLease / 3 {
+                claimRenewed = now
+                store.renewUploadClaim(record.id)
+            }
+        }
     }
 
     /// Every byte of the request is in: verifies the checksum, makes the bytes durable and saves

@@ -4,6 +4,7 @@ import BlobStore
 import Dispatch
 import Foundation
 import Logging
+import PostgresClient
 import MicroHTTPD
 
 @main
@@ -34,6 +35,10 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
+    @Option(help: "Index: sqlite (in the data dir), or a postgres:// URL shared by several nodes on one shared data dir (BLOBD_INDEX; default sqlite).") var index: String?
+    @Option(help: "This node's name in a cluster (BLOBD_NODE_ID; default the host name).") var nodeId: String?
+    @Option(help: "In a cluster, seconds before files of replaced or deleted versions are unlinked (BLOBD_RECLAIM_GRACE; default 900).") var reclaimGrace: String?
+    @Option(help: "PostgreSQL connections per node (BLOBD_DB_CONNECTIONS; default 16).") var dbConnections: String?
 
     func run() throws {
         let configuration: Configuration
@@ -74,6 +79,20 @@ struct Serve: ParsableCommand {
             }
             c.shutdownGrace = seconds
         }
+        if let v = value(index, "index"), v != "sqlite", !v.isEmpty {
+            guard v.hasPrefix("postgres://") || v.hasPrefix("postgresql://") else {
+                throw Configuration.Invalid(description: "--index must be sqlite or a postgres:// URL, got '\(PostgresPool.redacted(v))'")
+            }
+            c.indexURL = v
+        }
+        if let v = value(nodeId, "node-id") {
+            guard !v.isEmpty, v.utf8.count <= 64, v.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw Configuration.Invalid(description: "--node-id must be 1-64 letters, digits, '-', '_' or '.', got '\(v)'")
+            }
+            c.nodeID = v
+        }
+        if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = try Configuration.parseNumber(v, "reclaim-grace") }
+        if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
         if let v = value(logLevel, "log-level") {
             guard Logger.Level(rawValue: v) != nil else {
                 throw Configuration.Invalid(description: "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(v)'")

@@ -6,6 +6,7 @@ import Dispatch
 import Foundation
 import Logging
 import MicroHTTPD
+import PostgresClient
 
 /// Starting, running and stopping the server process.
 enum BlobdServer {
@@ -14,17 +15,25 @@ enum BlobdServer {
         blockSignals()
         let logger = Logger(label: "blobd")
         let store: BlobStore
+        var options = BlobStoreOptions(
+            maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
+            // Crash tests only: never set in production.
+            crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
+            commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0)
+        if let url = configuration.indexURL {
+            options.index = .postgres(url: url, connections: configuration.databaseConnections)
+            options.nodeID = configuration.nodeID
+            options.reclaimGrace = configuration.reclaimGrace
+            logger.info("Cluster node", metadata: ["node.id": "\(configuration.nodeID)", "index": "\(PostgresPool.redacted(url))",
+                                                    "reclaim_grace_s": "\(configuration.reclaimGrace)"])
+        }
         do {
-            store = try BlobStore(
-                directory: configuration.dataDirectory,
-                options: BlobStoreOptions(
-                    maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
-                    // Crash tests only: never set in production.
-                    crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
-                    commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0),
-                logger: logger)
+            store = try BlobStore(directory: configuration.dataDirectory, options: options, logger: logger)
         } catch StoreError.dataDirectoryLocked(let path) {
-            fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first")
+            fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first"
+                 + (configuration.indexURL == nil ? "" : ", or give this node another --node-id"))
+        } catch StoreError.index(.unavailable(let message)) where configuration.indexURL != nil {
+            fail("blobd: cannot reach the PostgreSQL index \(PostgresPool.redacted(configuration.indexURL ?? "")): \(message)")
         } catch {
             fail("blobd: cannot open the data directory \(configuration.dataDirectory): \(error)")
         }
@@ -77,6 +86,7 @@ enum BlobdServer {
         sweeper.setEventHandler {
             store.removeExpiredUploads()
             store.removeExpiredMultipartUploads()
+            store.reclaimGarbage()
         }
         sweeper.resume()
 

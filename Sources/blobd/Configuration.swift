@@ -17,6 +17,11 @@ struct Configuration: Sendable {
     var maxConnections = 1024
     /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.
     var shutdownGrace = 10.0
+    /// The PostgreSQL index shared by a cluster; nil for SQLite in the data directory.
+    var indexURL: String?
+    var nodeID = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "node"
+    var reclaimGrace: Int64 = 900
+    var databaseConnections = 16
     var logLevel = "info"
     var logFormat = "text"
 

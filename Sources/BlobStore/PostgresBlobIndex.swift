@@ -1,0 +1,525 @@
+import Foundation
+import PostgresClient
+
+/// The index in PostgreSQL, shared by every node of a cluster (see README "Several nodes").
+///
+/// Every read goes to the database: there is no per-node cache, so a node sees another's
+/// commit at once. A commit is decided inside its transaction: the current row is read
+/// `FOR UPDATE` (or, for a new key, inserted with `ON CONFLICT DO NOTHING`, which waits for a
+/// concurrent insert of the same key and then reports it), the condition is evaluated against
+/// it, and only then is the row written. Concurrent commits of one node share a transaction
+/// (`GroupCommit`); with `synchronous_commit` on, COMMIT returns once the WAL is flushed.
+public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex {
+    private let pool: PostgresPool
+    private let commits = GroupCommit()
+    /// Runs before each group commit's transaction with the batch's records (the folders of
+    /// their files are fsynced there).
+    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+
+    /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
+    public init(url: String, connections: Int,
+                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+        pool = PostgresPool(url: url, size: connections)
+        self.beforeCommit = beforeCommit
+        try run { () throws(PostgresError) in try PostgresSchema.migrate(pool) }
+    }
+
+    /// The pool, for the cluster's own bookkeeping (leases, reclaim).
+    var connections: PostgresPool { pool }
+
+    /// True if the database answers.
+    public func isReachable() -> Bool {
+        (try? pool.withConnection { connection throws(PostgresError) in try connection.execute("SELECT 1") }) != nil
+    }
+
+    // MARK: Blobs
+
+    static let columns = """
+        key, version, size, sha256, content_type, modified, cache_control, content_disposition, content_encoding, expires,
+        user_metadata, md5, parts, checksum
+        """
+
+    public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in try Self.fetch(key, in: connection, forUpdate: false) }
+        }
+    }
+
+    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
+                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
+        commits.submit(request, commitBatch: { [self] in commitBatch($0) })
+    }
+
+    private func commitBatch(_ batch: [CommitRequest]) {
+        do {
+            try beforeCommit(batch.map(\.record))
+            let results = try run { () throws(PostgresError) in
+                try pool.transaction { connection throws(PostgresError) in
+                    try batch.map { request throws(PostgresError) in try Self.apply(request, in: connection) }
+                }
+            }
+            for (request, result) in zip(batch, results) { request.result = result }
+        } catch {
+            for request in batch { request.result = .failure(error) }
+        }
+    }
+
+    /// One commit inside the batch's transaction. The condition is evaluated once per attempt;
+    /// a retried transaction (serialization failure) evaluates it again against what is there then.
+    private static func apply(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
+        let record = request.record
+        var current = try fetch(record.key, in: connection, forUpdate: true)
+        let condition = request.condition
+        guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
+        if current == nil {
+            let inserted = try connection.execute("""
+                INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                ON CONFLICT (key) DO NOTHING
+                """, values(record))
+            if inserted.affected == 1 {
+                try complete(request, in: connection)
+                return .success(.created)
+            }
+            // Another node created the key meanwhile: decide again against its row.
+            current = try fetch(record.key, in: connection, forUpdate: true)
+            guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
+        }
+        guard let previous = current else { return .failure(.preconditionFailed) }
+        try connection.execute("""
+            UPDATE blobs SET version = $2, size = $3, sha256 = $4, content_type = $5, modified = $6, cache_control = $7,
+                content_disposition = $8, content_encoding = $9, expires = $10, user_metadata = $11, md5 = $12, parts = $13,
+                checksum = $14
+            WHERE key = $1
+            """, values(record))
+        try addGarbage(previous.version, in: connection)
+        try complete(request, in: connection)
+        return .success(.replaced(previous: previous))
+    }
+
+    private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
+        guard let upload = request.completingUpload else { return }
+        try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
+                               [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
+    }
+
+    private static func values(_ record: BlobRecord) -> [PostgresValue] {
+        [.bytes(record.key.bytes), .text(record.version), .int(Int64(record.size)), .bytes(record.sha256), .text(record.contentType),
+         .int(record.modified), optional(record.cacheControl), optional(record.contentDisposition),
+         optional(record.attributes.contentEncoding), optional(record.attributes.expires), optional(record.attributes.userMetadataText),
+         record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum)]
+    }
+
+    public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
+        let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard let current = try Self.fetch(key, in: connection, forUpdate: true) else { return .failure(.notFound) }
+                guard condition(current) else { return .failure(.preconditionFailed) }
+                try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
+                try Self.addGarbage(current.version, in: connection)
+                return .success(current)
+            }
+        }
+        return try result.get()
+    }
+
+    public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        // bytea compares bytewise, which is the listing order.
+        // From `after` (exclusive) when it sorts at or past the prefix, else from the prefix.
+        let strict = after.map { !$0.lexicographicallyPrecedes(prefix) } ?? false
+        let lower = strict ? after ?? prefix : prefix
+        let upper = SQLiteBlobIndex.upperBound(of: prefix)
+        let sql = "SELECT \(Self.columns) FROM blobs WHERE key \(strict ? ">" : ">=") $1"
+            + (upper == nil ? " AND $2::bytea IS NULL" : " AND key < $2") + " ORDER BY key LIMIT $3"
+        return try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute(sql, [.bytes(lower), upper.map { .bytes($0) } ?? .null, .int(Int64(limit))])
+                    .rows.compactMap(Self.record(from:))
+            }
+        }
+    }
+
+    // MARK: Garbage (deferred reclaim)
+
+    /// Every version waiting to be reclaimed, whatever its age.
+    public func garbage() throws(StoreError) -> [String] {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("SELECT version FROM garbage").rows.compactMap { $0.text("version") }
+            }
+        }
+    }
+
+    /// Nothing to do: in a shared index a garbage row goes only when `reclaim` removed its file
+    /// after the grace period.
+    public func collectedGarbage(_ version: String) {}
+
+    /// Nothing to do: one node's start must never forget garbage that is the cluster's.
+    public func clearGarbage() throws(StoreError) {}
+
+    private static func addGarbage(_ version: String, in connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute("INSERT INTO garbage (version, since) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING",
+                               [.text(version), .int(Int64(time(nil)))])
+    }
+
+    /// Versions replaced or removed at least `grace` seconds ago, up to `limit`, if this node
+    /// holds the cluster's reclaim lock (a transaction-level advisory lock); `remove` unlinks
+    /// each file, after which its row goes. Returns how many were reclaimed; 0 when another
+    /// node is reclaiming.
+    func reclaim(olderThan grace: Int64, limit: Int, remove: (String) -> Void) throws(StoreError) -> Int {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard try connection.execute("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.reclaimLock)) AS locked")
+                    .rows.first?.bool("locked") == true else { return 0 }
+                let due = try connection.execute("""
+                    SELECT version FROM garbage WHERE since <= $1 AND NOT EXISTS (SELECT 1 FROM blobs WHERE blobs.version = garbage.version)
+                    ORDER BY since LIMIT $2
+                    """, [.int(Int64(time(nil)) - grace), .int(Int64(limit))]).rows.compactMap { $0.text("version") }
+                for version in due {
+                    remove(version)
+                    try connection.execute("DELETE FROM garbage WHERE version = $1", [.text(version)])
+                }
+                return due.count
+            }
+        }
+    }
+
+    // MARK: Versions, totals
+
+    public func containsVersion(_ version: String) throws(StoreError) -> Bool {
+        try exists("SELECT EXISTS (SELECT 1 FROM blobs WHERE version = $1) AS found", [.text(version)])
+    }
+
+    public func unfinishedUploads() throws(StoreError) -> [String] {
+        try texts("SELECT id FROM uploads WHERE completed_key IS NULL", [], column: "id")
+    }
+
+    public func allVersions() throws(StoreError) -> Set<String> {
+        Set(try texts("SELECT version FROM blobs", [], column: "version"))
+    }
+
+    public func versions(inFolder folder: String) throws(StoreError) -> Set<String> {
+        let upper = String(decoding: SQLiteBlobIndex.upperBound(of: Array(folder.utf8)) ?? [0xFF], as: UTF8.self)
+        return Set(try texts("SELECT version FROM blobs WHERE version >= $1 AND version < $2", [.text(folder), .text(upper)],
+                             column: "version"))
+    }
+
+    public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                let row = try connection.execute("SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM blobs").rows.first
+                return (Int(row?.int("count") ?? 0), UInt64(max(0, row?.int("bytes") ?? 0)))
+            }
+        }
+    }
+
+    // MARK: Buckets (S3)
+
+    public func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("INSERT INTO buckets (name, created) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                                       [.text(name), .int(created)]).affected > 0
+            }
+        }
+    }
+
+    public func bucket(_ name: String) throws(StoreError) -> Int64? {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("SELECT created FROM buckets WHERE name = $1", [.text(name)]).rows.first?.int("created")
+            }
+        }
+    }
+
+    public func buckets() throws(StoreError) -> [(name: String, created: Int64)] {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("SELECT name, created FROM buckets ORDER BY name COLLATE \"C\"").rows.map {
+                    ($0.text("name") ?? "", $0.int("created") ?? 0)
+                }
+            }
+        }
+    }
+
+    public func removeBucket(_ name: String) throws(StoreError) {
+        let prefix = Array((name + "/").utf8)
+        let upper = SQLiteBlobIndex.upperBound(of: prefix) ?? [0xFF]
+        let result: Result<Void, StoreError> = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard try connection.execute("SELECT created FROM buckets WHERE name = $1 FOR UPDATE", [.text(name)]).count > 0 else {
+                    return .failure(.bucketNotFound)
+                }
+                let used = try connection.execute("SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= $1 AND key < $2) AS found",
+                                                  [.bytes(prefix), .bytes(upper)]).rows.first?.bool("found") ?? false
+                guard !used else { return .failure(.bucketNotEmpty) }
+                try connection.execute("DELETE FROM buckets WHERE name = $1", [.text(name)])
+                return .success(())
+            }
+        }
+        try result.get()
+    }
+
+    // MARK: Multipart uploads (S3)
+
+    public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
+        let attributes = upload.attributes
+        try execute("""
+            INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
+                expires_header, user_metadata, created, expires, completed_etag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """, [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), Self.optional(attributes.cacheControl),
+                  Self.optional(attributes.contentDisposition), Self.optional(attributes.contentEncoding), Self.optional(attributes.expires),
+                  Self.optional(attributes.userMetadataText), .int(upload.created), .int(upload.expires), Self.optional(upload.completedETag)])
+    }
+
+    public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
+        try rows("SELECT * FROM multipart_uploads WHERE id = $1", [.text(id)]).first.flatMap(Self.multipart(from:))
+    }
+
+    public func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload] {
+        let upper = SQLiteBlobIndex.upperBound(of: prefix) ?? [0xFF]
+        return try rows("""
+            SELECT * FROM multipart_uploads WHERE key >= $1 AND key < $2 AND completed_etag IS NULL ORDER BY key, created
+            """, [.bytes(prefix), .bytes(upper)]).compactMap(Self.multipart(from:))
+    }
+
+    public func savePart(_ part: UploadedPart, of id: String) throws(StoreError) -> UploadedPart? {
+        let result: Result<UploadedPart?, StoreError> = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard try connection.execute("SELECT id FROM multipart_uploads WHERE id = $1 AND completed_etag IS NULL FOR UPDATE",
+                                             [.text(id)]).count > 0 else { return .failure(.uploadNotFound) }
+                let previous = try connection.execute("SELECT * FROM multipart_parts WHERE upload = $1 AND number = $2",
+                                                      [.text(id), .int(Int64(part.number))]).rows.first.map(Self.part(from:))
+                try connection.execute("""
+                    INSERT INTO multipart_parts (upload, number, size, md5, modified) VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (upload, number) DO UPDATE SET size = excluded.size, md5 = excluded.md5, modified = excluded.modified
+                    """, [.text(id), .int(Int64(part.number)), .int(Int64(part.size)), .bytes(part.md5), .int(part.modified)])
+                return .success(previous)
+            }
+        }
+        return try result.get()
+    }
+
+    public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
+        try rows("SELECT * FROM multipart_parts WHERE upload = $1 ORDER BY number", [.text(id)]).map(Self.part(from:))
+    }
+
+    public func markCompleted(_ id: String, etag: String) throws(StoreError) {
+        try transaction { connection throws(PostgresError) in
+            try connection.execute("UPDATE multipart_uploads SET completed_etag = $1 WHERE id = $2", [.text(etag), .text(id)])
+            try connection.execute("DELETE FROM multipart_parts WHERE upload = $1", [.text(id)])
+        }
+    }
+
+    public func removeMultipart(_ id: String) throws(StoreError) {
+        try transaction { connection throws(PostgresError) in
+            try connection.execute("DELETE FROM multipart_parts WHERE upload = $1", [.text(id)])
+            try connection.execute("DELETE FROM multipart_uploads WHERE id = $1", [.text(id)])
+        }
+    }
+
+    public func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String] {
+        try texts("SELECT id FROM multipart_uploads WHERE expires <= $1", [.int(now)], column: "id")
+    }
+
+    private static func part(from row: PostgresRow) -> UploadedPart {
+        UploadedPart(number: Int(row.int("number") ?? 0), size: UInt64(max(0, row.int("size") ?? 0)), md5: row.bytes("md5") ?? [],
+                     modified: row.int("modified") ?? 0)
+    }
+
+    private static func multipart(from row: PostgresRow) -> MultipartUpload? {
+        guard let id = row.text("id"), let bytes = row.bytes("key"), let key = try? BlobKey(validating: Data(bytes)) else { return nil }
+        return MultipartUpload(id: id, key: key, attributes: attributes(row, expiresColumn: "expires_header"),
+                               created: row.int("created") ?? 0, expires: row.int("expires") ?? 0, completedETag: row.text("completed_etag"))
+    }
+
+    // MARK: Resumable uploads (tus)
+
+    public func insert(_ upload: UploadRecord) throws(StoreError) {
+        try execute("""
+            INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key,
+                                 cache_control, content_disposition, content_encoding, expires_header, user_metadata)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            """, Self.values(upload))
+    }
+
+    public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
+        try rows("SELECT * FROM uploads WHERE id = $1", [.text(id)]).first.flatMap(Self.upload(from:))
+    }
+
+    public func save(_ upload: UploadRecord) throws(StoreError) {
+        try execute("""
+            UPDATE uploads SET length = $2, "offset" = $3, hash_state = $4, metadata = $5, key = $6, content_type = $7, expires = $8,
+                completed_key = $9, cache_control = $10, content_disposition = $11, content_encoding = $12, expires_header = $13,
+                user_metadata = $14
+            WHERE id = $1
+            """, Self.values(upload))
+    }
+
+    public func removeUpload(_ id: String) throws(StoreError) {
+        try execute("DELETE FROM uploads WHERE id = $1", [.text(id)])
+    }
+
+    public func expiredUploads(now: Int64) throws(StoreError) -> [String] {
+        try texts("SELECT id FROM uploads WHERE expires <= $1", [.int(now)], column: "id")
+    }
+
+    /// Claims upload `id` (tus or multipart) for `node` until `until` (seconds since the
+    /// epoch): false if another node holds an unexpired claim. An append holds the claim while
+    /// it runs, so an append to the same upload on another node is refused, not interleaved;
+    /// the claim of a node that died lapses at `until`.
+    func claimUpload(_ id: String, node: String, until: Int64) throws(StoreError) -> Bool {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("""
+                    INSERT INTO claims (id, node, until) VALUES ($1, $2, $3)
+                    ON CONFLICT (id) DO UPDATE SET node = excluded.node, until = excluded.until
+                    WHERE claims.node = excluded.node OR claims.until < $4
+                    """, [.text(id), .text(node), .int(until), .int(Int64(time(nil)))]).affected == 1
+            }
+        }
+    }
+
+    /// Gives up `node`'s claim on upload `id`.
+    func releaseUpload(_ id: String, node: String) {
+        _ = try? execute("DELETE FROM claims WHERE id = $1 AND node = $2", [.text(id), .text(node)])
+    }
+
+    private static func values(_ upload: UploadRecord) -> [PostgresValue] {
+        let attributes = upload.attributes
+        return [.text(upload.id), upload.length.map { .int(Int64($0)) } ?? .null, .int(Int64(upload.offset)), .bytes(upload.hashState),
+                .text(upload.metadata), upload.key.map { .bytes($0.bytes) } ?? .null, .text(attributes.contentType), .int(upload.expires),
+                upload.completedKey.map { .bytes($0.bytes) } ?? .null, optional(attributes.cacheControl),
+                optional(attributes.contentDisposition), optional(attributes.contentEncoding), optional(attributes.expires),
+                optional(attributes.userMetadataText)]
+    }
+
+    private static func upload(from row: PostgresRow) -> UploadRecord? {
+        guard let id = row.text("id") else { return nil }
+        return UploadRecord(
+            id: id, length: row.int("length").map { UInt64(max(0, $0)) }, offset: UInt64(max(0, row.int("offset") ?? 0)),
+            hashState: row.bytes("hash_state") ?? [], metadata: row.text("metadata") ?? "",
+            key: row.bytes("key").flatMap { try? BlobKey(validating: Data($0)) },
+            attributes: attributes(row, expiresColumn: "expires_header"), expires: row.int("expires") ?? 0,
+            completedKey: row.bytes("completed_key").flatMap { try? BlobKey(validating: Data($0)) })
+    }
+
+    // MARK: Rows
+
+    private static func fetch(_ key: BlobKey, in connection: PostgresConnection, forUpdate: Bool) throws(PostgresError) -> BlobRecord? {
+        try connection.execute("SELECT \(columns) FROM blobs WHERE key = $1" + (forUpdate ? " FOR UPDATE" : ""), [.bytes(key.bytes)])
+            .rows.first.flatMap(record(from:))
+    }
+
+    private static func record(from row: PostgresRow) -> BlobRecord? {
+        guard let bytes = row.bytes("key"), let key = try? BlobKey(validating: Data(bytes)), let version = row.text("version"),
+              let sha256 = row.bytes("sha256") else { return nil }
+        return BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
+                          attributes: attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,
+                          md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) }, checksum: row.text("checksum"))
+    }
+
+    private static func attributes(_ row: PostgresRow, expiresColumn: String) -> BlobAttributes {
+        BlobAttributes(contentType: row.text("content_type") ?? "application/octet-stream", cacheControl: row.text("cache_control"),
+                       contentDisposition: row.text("content_disposition"), contentEncoding: row.text("content_encoding"),
+                       expires: row.text(expiresColumn), userMetadata: BlobAttributes.userMetadata(fromText: row.text("user_metadata")))
+    }
+
+    private static func optional(_ text: String?) -> PostgresValue {
+        text.map { .text($0) } ?? .null
+    }
+
+    private func rows(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) -> [PostgresRow] {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in try connection.execute(sql, parameters).rows }
+        }
+    }
+
+    private func texts(_ sql: String, _ parameters: [PostgresValue], column: String) throws(StoreError) -> [String] {
+        try rows(sql, parameters).compactMap { $0.text(column) }
+    }
+
+    private func exists(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) -> Bool {
+        try rows(sql, parameters).first?.bool("found") ?? false
+    }
+
+    private func execute(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) {
+        _ = try rows(sql, parameters)
+    }
+
+    private func transaction(_ body: (PostgresConnection) throws(PostgresError) -> Void) throws(StoreError) {
+        try run { () throws(PostgresError) in try pool.transaction(body) }
+    }
+
+    private func run<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// A PostgreSQL error by its kind: down or restarting is `.unavailable` (503 with
+    /// Retry-After), a lost race that retrying did not settle `.busy`, a full disk `.full`.
+    static func storeError(_ error: PostgresError) -> StoreError {
+        switch error {
+        case .unavailable(let message): .index(.unavailable(message))
+        case .retry: .index(.busy)
+        case .diskFull: .index(.full)
+        case .uniqueViolation(let message): .index(.failed(message))
+        case .failed(let state, let message): .index(.failed("\(state): \(message)"))
+        }
+    }
+}
+
+/// The PostgreSQL schema, version by version, applied at start under an advisory lock so that
+/// nodes starting together do not race.
+enum PostgresSchema {
+    /// Advisory lock keys of blobd (arbitrary, fixed).
+    static let migrationLock: Int64 = 0x626C_6F62_6400_0001
+    static let reclaimLock: Int64 = 0x626C_6F62_6400_0002
+
+    static let steps: [(name: String, sql: String)] = [
+        ("1-tables", """
+            CREATE TABLE blobs (
+                key bytea PRIMARY KEY, version text NOT NULL, size bigint NOT NULL, sha256 bytea NOT NULL,
+                content_type text NOT NULL, modified bigint NOT NULL, cache_control text, content_disposition text,
+                content_encoding text, expires text, user_metadata text, md5 bytea, parts integer, checksum text
+            );
+            CREATE INDEX blobs_by_version ON blobs (version COLLATE "C");
+            CREATE TABLE uploads (
+                id text PRIMARY KEY, length bigint, "offset" bigint NOT NULL, hash_state bytea NOT NULL, metadata text NOT NULL,
+                key bytea, content_type text NOT NULL, expires bigint NOT NULL, completed_key bytea, cache_control text,
+                content_disposition text, content_encoding text, expires_header text, user_metadata text
+            );
+            CREATE TABLE claims (id text PRIMARY KEY, node text NOT NULL, until bigint NOT NULL);
+            CREATE INDEX uploads_by_expiry ON uploads (expires);
+            CREATE TABLE garbage (version text PRIMARY KEY, since bigint NOT NULL);
+            CREATE INDEX garbage_by_age ON garbage (since);
+            CREATE TABLE buckets (name text PRIMARY KEY, created bigint NOT NULL);
+            CREATE TABLE multipart_uploads (
+                id text PRIMARY KEY, key bytea NOT NULL, content_type text NOT NULL, cache_control text, content_disposition text,
+                content_encoding text, expires_header text, user_metadata text, created bigint NOT NULL, expires bigint NOT NULL,
+                completed_etag text
+            );
+            CREATE INDEX multipart_by_key ON multipart_uploads (key);
+            CREATE TABLE multipart_parts (
+                upload text NOT NULL, number integer NOT NULL, size bigint NOT NULL, md5 bytea NOT NULL, modified bigint NOT NULL,
+                PRIMARY KEY (upload, number)
+            );
+            """),
+    ]
+
+    static func migrate(_ pool: PostgresPool) throws(PostgresError) {
+        try pool.transaction { connection throws(PostgresError) in
+            try connection.simple("SELECT pg_advisory_xact_lock(\(migrationLock))")
+            try connection.simple("CREATE TABLE IF NOT EXISTS blobd_migrations (name text PRIMARY KEY, applied bigint NOT NULL)")
+            let applied = Set(try connection.execute("SELECT name FROM blobd_migrations").rows.compactMap { $0.text("name") })
+            for step in steps where !applied.contains(step.name) {
+                try connection.simple(step.sql)
+                try connection.execute("INSERT INTO blobd_migrations (name, applied) VALUES ($1, $2)",
+                                       [.text(step.name), .int(Int64(time(nil)))])
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A bounded pool of connections, opened on demand and dropped when they break, so the node
+/// reconnects by itself once PostgreSQL is back. Waiting for a connection and opening one are
+/// both bounded: a caller gets `.unavailable` within about `waitSeconds` plus the connect
+/// timeout, never a hang.
+public final class PostgresPool: Sendable {
+    private let conninfo: String
+    private let idle = Mutex<[Handover]>([])
+    private let slots: DispatchSemaphore
+    private let waitSeconds: Double
+
+    /// A connection handed between threads; one thread uses it at a time.
+    private struct Handover: @unchecked Sendable {
+        let connection: PostgresConnection
+    }
+
+    /// `url`: a `postgres://` URL or libpq `key=value` string. Connections get a bounded
+    /// connect timeout and TCP keepalives unless the URL sets its own.
+    public init(url: String, size: Int, waitSeconds: Double = 5) {
+        conninfo = Self.withDefaults(url)
+        slots = DispatchSemaphore(value: max(1, size))
+        self.waitSeconds = waitSeconds
+    }
+
+    /// Runs `body` with a connection of the pool. An idle connection that turns out to be
+    /// broken (PostgreSQL restarted meanwhile) before its first statement succeeded is dropped
+    /// and `body` runs once more on a new one: nothing of it reached the server.
+    public func withConnection<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
+        guard slots.wait(timeout: .now() + waitSeconds) == .success else {
+            throw .unavailable("no database connection became free within \(Int(waitSeconds)) s")
+        }
+        defer { slots.signal() }
+        if let reused = idle.withLock({ $0.popLast() })?.connection {
+            let before = reused.succeeded
+            do throws(PostgresError) {
+                return try use(reused, body)
+            } catch .unavailable(let message) {
+                guard !reused.isUsable, reused.succeeded == before else { throw .unavailable(message) }
+            }
+        }
+        return try use(try PostgresConnection(conninfo), body)
+    }
+
+    /// Runs `body` on `connection`, then keeps the connection for reuse if it is still good.
+    private func use<T>(_ connection: PostgresConnection, _ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
+        defer {
+            if connection.isUsable { idle.withLock { $0.append(Handover(connection: connection)) } }
+        }
+        return try body(connection)
+    }
+
+    /// Runs `body` in a transaction: BEGIN, then COMMIT (or ROLLBACK when it throws). A
+    /// transaction that lost a race (serialization failure, deadlock) runs again, up to 5 times.
+    public func transaction<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(PostgresError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(PostgresError) {
+                return try withConnection { connection throws(PostgresError) in
+                    try connection.simple("BEGIN")
+                    do throws(PostgresError) {
+                        let value = try body(connection)
+                        try connection.simple("COMMIT")
+                        return value
+                    } catch {
+                        try? connection.simple("ROLLBACK")
+                        throw error
+                    }
+                }
+            } catch .retry(let message) {
+                if attempt >= 5 { throw .retry(message) }
+            }
+        }
+    }
+
+    /// Drops every idle connection (after PostgreSQL restarted, say).
+    public func reset() {
+        idle.withLock { $0.removeAll() }
+    }
+
+    /// The URL with libpq's defaults for a server: connect within 5 s, notice a dead peer
+    /// within about 20 s.
+    static func withDefaults(_ url: String) -> String {
+        let defaults = ["connect_timeout": "5", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "2",
+                        "application_name": "blobd"]
+        let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+        var result = url
+        for (name, value) in defaults.sorted(by: { $0.key < $1.key }) where !url.contains(name + "=") {
+            if isURL {
+                result += (result.contains("?") ? "&" : "?") + "\(name)=\(value)"
+            } else {
+                result += " \(name)=\(value)"
+            }
+        }
+        return result
+    }
+
+    /// The URL without its password, for logs.
+    public static func redacted(_ url: String) -> String {
+        if let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") {
+            let userInfo = url[scheme.upperBound..<at]
+            if let colon = userInfo.firstIndex(of: ":") {
+                return String(url[..<colon]) + ":***" + String(url[at...])
+            }
+        }
+        return url.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }.joined(separator: " ")
+    }
+}
