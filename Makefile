@@ -8,7 +8,7 @@ DATA_DIR ?=
 # The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev postgresql pkg-config curl python3-pip python3-yaml restic rclone \
-	nginx openssl
+	nginx openssl ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Installs whichever of the packages $(1) are missing, without starting their services (a
@@ -21,13 +21,13 @@ define apt_install
 		if [ ! -e /usr/sbin/policy-rc.d ]; then \
 			printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod 755 /usr/sbin/policy-rc.d && guard=1; \
 		fi; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; status=$$?; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; status=$$?; \
 		[ -z "$$guard" ] || $(SUDO) rm -f /usr/sbin/policy-rc.d; \
 		exit $$status; \
 	fi
 endef
 
-.PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-logs bench-deps clean
+.PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-s3 bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -60,11 +60,18 @@ test: build python-deps check-openapi check-deploy
 clean:
 	rm -rf .build
 
-# blobd vs nginx vs lighttpd on this machine (< 10 minutes); never part of `make test`.
+# blobd vs nginx vs lighttpd on this machine (~5 minutes), then the S3 benchmark (bench-s3,
+# ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
-bench: release bench-deps
+bench: release bench-deps python-deps
 	bench/run
+	python3 bench/s3bench.py
+
+# Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
+# throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).
+bench-s3: release bench-deps python-deps
+	python3 bench/s3bench.py
 
 # The same reads with the access logs of nginx (to a file) and blobd (its default) both on,
 # beside a blobd with its log off: blobd's log must cost under 10 % (< 4 minutes).

@@ -31,9 +31,13 @@ public final class Metrics: Sendable {
     /// The release serving, as `blobd_build_info{version=...}` shows it.
     public let version: String
 
-    /// Creates empty metrics for release `version`.
-    public init(version: String = "unknown") {
+    /// The cluster node these metrics are of, a label on every sample; nil on a single node.
+    public let node: String?
+
+    /// Creates empty metrics for release `version` (on cluster node `node`).
+    public init(version: String = "unknown", node: String? = nil) {
         self.version = version
+        self.node = node
     }
 
     /// Counts a finished request.
@@ -101,7 +105,20 @@ public final class Metrics: Sendable {
             family("blobd_blob_bytes_stored", "gauge", "Total size of the blobs in the index.")
             out += "blobd_blob_bytes_stored \(blobs.bytes)\n"
         }
-        return out
+        return node.map { Self.labelling(out, node: $0) } ?? out
+    }
+
+    /// Every sample of `text` with `node="NODE"` as its first label.
+    static func labelling(_ text: String, node: String) -> String {
+        let label = "node=\"\(labelValue(node))\""
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            guard !line.hasPrefix("#"), !line.isEmpty else { return String(line) }
+            if let brace = line.firstIndex(of: "{") {
+                return line[...brace] + label + "," + line[line.index(after: brace)...]
+            }
+            guard let space = line.firstIndex(of: " ") else { return String(line) }
+            return line[..<space] + "{" + label + "}" + line[space...]
+        }.joined(separator: "\n")
     }
 }
 

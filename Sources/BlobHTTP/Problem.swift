@@ -74,7 +74,7 @@ public struct Problem: Equatable, Sendable {
                 self.init(500, "upload-state-invalid", "Upload state invalid",
                           "The saved state of this resumable upload is invalid, so it cannot go on; "
                           + "delete it and upload again.")
-            case .dataDirectoryLocked, .io, .index(.corrupt), .index(.failed):
+            case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed):
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }
         case let error as HTTPError:

@@ -12,40 +12,94 @@ public struct CheckReport: Sendable {
     public var missing: [BlobRecord] = []
     /// Files in `blobs/` that no record names (paths relative to the data directory).
     public var unindexed: [String] = []
+    /// Bytes read and hashed.
+    public var bytes: UInt64 = 0
+    /// True if the check was stopped before the end (`shouldStop`): what it found so far holds,
+    /// but unindexed files were not looked for.
+    public var interrupted = false
 
     /// True when nothing is wrong.
     public var isClean: Bool { corrupt.isEmpty && missing.isEmpty && unindexed.isEmpty }
+}
+
+/// How far a check (or a migration) has come.
+public struct WorkProgress: Sendable {
+    public var done = 0
+    public var total = 0
+    public var bytesDone: UInt64 = 0
+    public var bytesTotal: UInt64 = 0
+
+    public init(done: Int = 0, total: Int = 0, bytesDone: UInt64 = 0, bytesTotal: UInt64 = 0) {
+        self.done = done
+        self.total = total
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+    }
 }
 
 extension BlobStore {
     /// Re-hashes every blob against the index and looks for files the index does not name.
     /// With `repair`, records of missing files are dropped, and corrupt and unindexed files are
     /// moved to `quarantine/` (never deleted), corrupt ones losing their record.
-    public func check(repair: Bool) throws(StoreError) -> CheckReport {
+    ///
+    /// In a cluster, a file is not unindexed while it waits out the reclaim grace period, or
+    /// while a live node (one whose `nodes/NODE/lock` is held) lists it as being written; the
+    /// pending writes of a node that is gone are its leftovers, and are.
+    ///
+    /// `progress` is called after every blob; `shouldStop` is asked as often, and when it says
+    /// so the check ends at once with what it found (`interrupted`), repairing nothing.
+    public func check(repair: Bool, progress: (WorkProgress) -> Void = { _ in },
+                      shouldStop: () -> Bool = { false }) throws(StoreError) -> CheckReport {
         var report = CheckReport()
+        let totals = try index.totals()
         var after: [UInt8]?
-        while true {
+        scan: while true {
             let page = try index.list(prefix: [], after: after, limit: 1000)
             for record in page {
+                if shouldStop() {
+                    report.interrupted = true
+                    break scan
+                }
                 switch try verify(record) {
                 case .intact: break
                 case .missing: report.missing.append(record)
                 case .corrupt: report.corrupt.append(record)
                 }
                 report.checked += 1
+                report.bytes += record.size
+                progress(WorkProgress(done: report.checked, total: max(totals.count, report.checked), bytesDone: report.bytes,
+                                  bytesTotal: max(totals.bytes, report.bytes)))
             }
             guard let last = page.last else { break }
             after = last.key.bytes
         }
-        let versions = try index.allVersions()
+        if report.interrupted { return report }
+        var known = try index.allVersions()
+        if let sharedIndex {
+            known.formUnion(try sharedIndex.garbage())
+            known.formUnion(try versionsBeingWritten())
+        }
         for folder in FileSystem.contents(of: directory + "/blobs") {
-            for name in FileSystem.contents(of: "\(directory)/blobs/\(folder)") where !versions.contains(name) {
+            for name in FileSystem.contents(of: "\(directory)/blobs/\(folder)") where !known.contains(name) {
                 report.unindexed.append("blobs/\(folder)/\(name)")
             }
         }
         report.unindexed.sort()
         if repair { try self.repair(report) }
         return report
+    }
+
+    /// The versions live cluster nodes are writing: those in the pending logs of every node
+    /// whose lock someone holds (this one's too).
+    private func versionsBeingWritten() throws(StoreError) -> Set<String> {
+        var versions = Set<String>()
+        for node in FileSystem.contents(of: directory + "/nodes") {
+            let folder = "\(directory)/nodes/\(node)"
+            let alive = folder == nodeDirectory || (try? DataDirectoryLock(directory: folder)) == nil
+            guard alive else { continue }
+            for (_, logged) in PendingWrites.leftBehind(in: folder) { versions.formUnion(logged) }
+        }
+        return versions
     }
 
     private enum Verdict { case intact, missing, corrupt }

@@ -91,6 +91,9 @@ public final class BlobStore: Sendable {
         self.directory = directory
         self.options = options
         self.logger = logger
+        // A cluster's data directory opened as a single node's would lose the cluster's blobs to
+        // recovery against an empty SQLite index.
+        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
         if options.isShared {
             try FileSystem.makeDirectory(directory + "/nodes")
             nodeDirectory = "\(directory)/nodes/\(options.nodeID)"
@@ -364,7 +367,10 @@ public final class BlobStore: Sendable {
     private func recover(_ leftBehind: [(log: Int, versions: [String])]) throws(StoreError) {
         var removed = 0
         func removeUncommitted(_ version: String) throws(StoreError) {
-            if try !index.containsVersion(version), unlink(path(ofVersion: version)) == 0 { removed += 1 }
+            // A version committed and since replaced is garbage, not uncommitted: in a cluster
+            // its file stays for the grace period.
+            guard try !index.containsVersion(version), try !(sharedIndex?.isGarbage(version) ?? false) else { return }
+            if unlink(path(ofVersion: version)) == 0 { removed += 1 }
         }
         for (log, versions) in leftBehind {
             for version in versions { try removeUncommitted(version) }

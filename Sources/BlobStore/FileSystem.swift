@@ -73,10 +73,12 @@ enum FileSystem {
         _ = unlink(path)
     }
 
-    /// Bytes available to unprivileged users on the file system holding `path`.
+    /// Bytes available to unprivileged users on the file system holding `path`; nil when
+    /// unknown, including a file system that reports no size at all (ceph-fuse without a
+    /// Ceph manager reports 0 blocks): the write then finds out by ENOSPC.
     static func freeBytes(at path: String) -> UInt64? {
         var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
+        guard statvfs(path, &info) == 0, info.f_blocks > 0 else { return nil }
         return UInt64(info.f_bavail) * UInt64(info.f_frsize)
     }
 

@@ -184,6 +184,11 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         }
     }
 
+    /// True if `version` was replaced or deleted and waits out its grace period.
+    func isGarbage(_ version: String) throws(StoreError) -> Bool {
+        try exists("SELECT EXISTS (SELECT 1 FROM garbage WHERE version = $1) AS found", [.text(version)])
+    }
+
     // MARK: Versions, totals
 
     public func containsVersion(_ version: String) throws(StoreError) -> Bool {
@@ -402,6 +407,51 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             key: row.bytes("key").flatMap { try? BlobKey(validating: Data($0)) },
             attributes: attributes(row, expiresColumn: "expires_header"), expires: row.int("expires") ?? 0,
             completedKey: row.bytes("completed_key").flatMap { try? BlobKey(validating: Data($0)) })
+    }
+
+    // MARK: Import (migrate-index)
+
+    /// Adds what a single-node index holds, in one transaction, keeping whatever the database
+    /// has already (a migration run again after an interruption, or after the cluster wrote):
+    /// every insert is `ON CONFLICT DO NOTHING`. Returns how many blob records were new.
+    func importBatch(records: [BlobRecord], uploads: [UploadRecord] = [], multipart: [(MultipartUpload, [UploadedPart])] = [])
+        throws(StoreError) -> Int {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                var added = 0
+                for record in records {
+                    added += try connection.execute("""
+                        INSERT INTO blobs (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                        ON CONFLICT (key) DO NOTHING
+                        """, Self.values(record)).affected
+                }
+                for upload in uploads {
+                    try connection.execute("""
+                        INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key,
+                                             cache_control, content_disposition, content_encoding, expires_header, user_metadata)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING
+                        """, Self.values(upload))
+                }
+                for (upload, parts) in multipart {
+                    let attributes = upload.attributes
+                    try connection.execute("""
+                        INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
+                            expires_header, user_metadata, created, expires, completed_etag)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING
+                        """, [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), Self.optional(attributes.cacheControl),
+                              Self.optional(attributes.contentDisposition), Self.optional(attributes.contentEncoding),
+                              Self.optional(attributes.expires), Self.optional(attributes.userMetadataText), .int(upload.created),
+                              .int(upload.expires), Self.optional(upload.completedETag)])
+                    for part in parts {
+                        try connection.execute("""
+                            INSERT INTO multipart_parts (upload, number, size, md5, modified) VALUES ($1, $2, $3, $4, $5)
+                            ON CONFLICT (upload, number) DO NOTHING
+                            """, [.text(upload.id), .int(Int64(part.number)), .int(Int64(part.size)), .bytes(part.md5), .int(part.modified)])
+                    }
+                }
+                return added
+            }
+        }
     }
 
     // MARK: Rows

@@ -26,6 +26,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case checksumMismatch
     /// Another process holds the data directory.
     case dataDirectoryLocked(path: String)
+    /// The data directory belongs to a cluster (it has `nodes/`), but no shared index was given.
+    case dataDirectoryIsShared(path: String)
     /// A system call failed; `operation` names it, `errno` says why.
     case io(operation: String, errno: Int32)
     /// The index could not be read or written; the failure keeps its kind.
@@ -75,6 +77,7 @@ extension StoreError: CustomStringConvertible {
         case .lengthConflict: "the upload length conflicts with what is known"
         case .checksumMismatch: "the chunk does not match its checksum"
         case .dataDirectoryLocked(let path): "data directory \(path) is in use by another blobd"
+        case .dataDirectoryIsShared(let path): "data directory \(path) is a cluster's (it has nodes/): give its PostgreSQL index with --index"
         case .io(let operation, let errno): "\(operation) failed: \(String(cString: strerror(errno)))"
         case .index(.full): "index error: the disk is full"
         case .index(.busy): "index error: the index is busy"

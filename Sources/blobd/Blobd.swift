@@ -11,9 +11,9 @@ import MicroHTTPD
 struct Blobd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blobd",
-        abstract: "A single-node HTTP blob service.",
+        abstract: "An HTTP blob service: one node on SQLite, or several on PostgreSQL and a shared file system.",
         version: blobdVersion,
-        subcommands: [Serve.self, Fsck.self],
+        subcommands: [Serve.self, Fsck.self, MigrateIndex.self],
         defaultSubcommand: Serve.self)
 }
 

@@ -55,7 +55,7 @@ enum BlobdServer {
             }
         }
 
-        let metrics = Metrics(version: blobdVersion)
+        let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)
         let accessLog = logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,

@@ -159,6 +159,14 @@ func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, tim
     return (process.terminationStatus, stdoutBytes, stderrText)
 }
 
+/// Runs a program that leaves daemons behind (pg_ctl, tools/ceph-local.sh), through Python's
+/// subprocess, which closes every other descriptor in the child: Foundation's `Process` learns
+/// of an exit when a descriptor it shares with the child closes, and a daemon would hold it.
+@discardableResult
+func runLeavingDaemons(_ argv: [String], timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
+    try run("/usr/bin/python3", ["-c", "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"] + argv, timeout: timeout)
+}
+
 /// Regular files anywhere under `path` (e.g. a data dir's `blobs/`, which holds 256 folders).
 func files(under path: String) -> [String] {
     let enumerator = FileManager.default.enumerator(atPath: path)

@@ -66,14 +66,9 @@ final class PostgresServer: @unchecked Sendable {
                              "-At", "-c", sql])
     }
 
-    /// Runs a PostgreSQL program, as `postgres` when root. Through Python's subprocess, which
-    /// closes every other descriptor in the child: Foundation's `Process` learns of an exit when
-    /// a descriptor it shares with the child closes, and the postmaster `pg_ctl` leaves running
-    /// would otherwise hold it open.
+    /// Runs a PostgreSQL program, as `postgres` when root (pg_ctl leaves the postmaster running).
     private func command(_ name: String, _ arguments: [String]) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
         let path = (name == "psql" ? "/usr/bin/psql" : "\(Self.binaries)/\(name)")
-        let argv = (asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + [path] + arguments
-        return try run("/usr/bin/python3", ["-c", "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"] + argv,
-                       timeout: 60)
+        return try runLeavingDaemons((asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + [path] + arguments, timeout: 60)
     }
 }

@@ -1,0 +1,56 @@
+import ArgumentParser
+import BlobStore
+import Foundation
+import PostgresClient
+
+/// `blobd migrate-index --data-dir DIR --to postgres://...`: a single node's index into the
+/// PostgreSQL database a cluster shares.
+struct MigrateIndex: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate-index",
+        abstract: "Move a single-node data directory's index into PostgreSQL, for a cluster.",
+        discussion: """
+            Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, bucket and unfinished upload; the files \\
+            stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \\
+            stopped. At the end the SQLite index is renamed index.sqlite.migrated; then start the nodes with --index.
+            """)
+
+    @Option(help: "Data directory (BLOBD_DATA_DIR; default ./data).") var dataDir: String?
+    @Option(help: "The PostgreSQL URL of the cluster's index, postgres://USER@HOST/DB (the PG* variables fill in the rest).") var to: String
+
+    func run() throws {
+        let directory = dataDir ?? ProcessInfo.processInfo.environment["BLOBD_DATA_DIR"] ?? "./data"
+        guard to.hasPrefix("postgres://") || to.hasPrefix("postgresql://") else {
+            throw ValidationError("--to must be a postgres:// URL")
+        }
+        guard FileManager.default.fileExists(atPath: directory + "/index.sqlite") else {
+            let done = FileManager.default.fileExists(atPath: directory + "/" + BlobStore.migratedIndexName)
+            printError("blobd migrate-index: \(directory) has no index.sqlite" + (done ? " (it was migrated already)" : ""))
+            throw ExitCode(done ? 0 : 2)
+        }
+        stopOnInterrupt()
+        let progress = ProgressReporter("migrate-index")
+        let report: MigrationReport
+        do {
+            report = try BlobStore.migrateIndex(directory: directory, to: to, progress: progress.update,
+                                                shouldStop: { interruptRequested.load(ordering: .relaxed) })
+            progress.finish()
+        } catch StoreError.dataDirectoryLocked(let path) {
+            progress.finish()
+            printError("blobd migrate-index: the data directory \(path) is in use by a running blobd; stop it first")
+            throw ExitCode(2)
+        } catch {
+            progress.finish()
+            printError("blobd migrate-index: \(error) (index \(PostgresPool.redacted(to)))")
+            throw ExitCode(2)
+        }
+        if report.interrupted {
+            print("stopped after \(report.blobs) blobs (\(report.added) new in the database); run the same command again to go on")
+            throw ExitCode(130)
+        }
+        print("migrated \(report.blobs) blobs (\(ProgressReporter.bytes(report.bytes)); \(report.added) new in the database, "
+              + "\(report.blobs - report.added) there already), \(report.buckets) buckets, \(report.uploads) tus uploads, "
+              + "\(report.multipartUploads) multipart uploads to \(PostgresPool.redacted(to))")
+        print("next: start every node with --index \(PostgresPool.redacted(to)) --data-dir \(directory) --node-id NAME")
+    }
+}

@@ -1,0 +1,78 @@
+import BlobStore
+import Foundation
+import Synchronization
+
+/// Shows how far a long command (fsck, migrate-index) has come: on a terminal, one line
+/// redrawn a few times a second; otherwise a log line every few seconds. Both give blobs and
+/// bytes done out of the total, the rate and the time left.
+final class ProgressReporter {
+    private let what: String
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let started = Date()
+    private var lastShown = Date.distantPast
+    private var shownOnTerminal = false
+    /// Seconds between log lines when not on a terminal: BLOBD_PROGRESS_INTERVAL, default 5.
+    private let logInterval = ProcessInfo.processInfo.environment["BLOBD_PROGRESS_INTERVAL"].flatMap(Double.init) ?? 5
+
+    init(_ what: String) {
+        self.what = what
+    }
+
+    /// Called after every item; shows at most every 0.2 s (terminal) or 5 s (log).
+    func update(_ progress: WorkProgress) {
+        let now = Date()
+        guard now.timeIntervalSince(lastShown) >= (isTerminal ? 0.2 : logInterval) else { return }
+        lastShown = now
+        let line = describe(progress, at: now)
+        if isTerminal {
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+            shownOnTerminal = true
+        } else {
+            FileHandle.standardError.write(Data((ISO8601DateFormatter().string(from: now) + " " + line + "\n").utf8))
+        }
+    }
+
+    /// Ends the progress line (on a terminal) before the summary is printed.
+    func finish() {
+        if shownOnTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    func describe(_ progress: WorkProgress, at now: Date = Date()) -> String {
+        let seconds = max(now.timeIntervalSince(started), 0.001)
+        let rate = Double(progress.bytesDone) / seconds
+        var line = "\(what): \(progress.done)/\(progress.total) blobs, \(Self.bytes(progress.bytesDone))/\(Self.bytes(progress.bytesTotal))"
+        line += String(format: ", %.1f MB/s, %.0f blobs/s", rate / 1e6, Double(progress.done) / seconds)
+        let left = progress.bytesTotal > progress.bytesDone && rate > 0
+            ? Double(progress.bytesTotal - progress.bytesDone) / rate
+            : Double(max(0, progress.total - progress.done)) / max(Double(progress.done) / seconds, 0.001)
+        line += ", ETA " + Self.duration(left)
+        return line
+    }
+
+    static func bytes(_ count: UInt64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count), unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        if total >= 3600 { return "\(total / 3600)h\(String(format: "%02d", total % 3600 / 60))m" }
+        if total >= 60 { return "\(total / 60)m\(String(format: "%02d", total % 60))s" }
+        return "\(total)s"
+    }
+}
+
+/// Set by SIGINT (Ctrl-C) while a long command runs: it stops at the next item and reports.
+let interruptRequested = Atomic<Bool>(false)
+
+/// Makes Ctrl-C (and SIGTERM) ask a long command to stop cleanly instead of killing it.
+func stopOnInterrupt() {
+    for signalNumber in [SIGINT, SIGTERM] {
+        signal(signalNumber) { _ in interruptRequested.store(true, ordering: .relaxed) }
+    }
+}
