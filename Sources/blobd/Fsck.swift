@@ -48,9 +48,10 @@ struct Fsck: ParsableCommand {
         for record in report.missing { print("missing \(record.key)") }
         for path in report.unindexed { print("unindexed \(path)") }
         let verb = repair ? " (repaired)" : ""
-        let stopped = report.interrupted ? " before it was stopped (unindexed files not looked for; nothing repaired)" : ""
-        print("checked \(report.checked) blobs (\(ProgressReporter.bytes(report.bytes)))\(stopped): \(report.corrupt.count) corrupt, "
-              + "\(report.missing.count) missing, \(report.unindexed.count) unindexed\(report.isClean || report.interrupted ? "" : verb)")
+        let stopped = report.interrupted ? " before it was stopped" : ""
+        print("checked \(report.checked) blobs\(stopped): \(report.corrupt.count) corrupt, \(report.missing.count) missing, "
+              + "\(report.unindexed.count) unindexed\(report.isClean || report.interrupted ? "" : verb); \(ProgressReporter.bytes(report.bytes)) read"
+              + (report.interrupted ? "; unindexed files not looked for, nothing repaired" : ""))
         if report.interrupted { throw ExitCode(130) }
         if !report.isClean { throw ExitCode(1) }
     }

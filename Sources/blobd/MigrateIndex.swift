@@ -30,9 +30,14 @@ struct MigrateIndex: ParsableCommand {
         }
         stopOnInterrupt()
         let progress = ProgressReporter("migrate-index")
+        // Tests only: seconds to wait after each batch, so that a test can interrupt a small migration.
+        let delay = ProcessInfo.processInfo.environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
         let report: MigrationReport
         do {
-            report = try BlobStore.migrateIndex(directory: directory, to: to, progress: progress.update,
+            report = try BlobStore.migrateIndex(directory: directory, to: to, progress: { done in
+                progress.update(done)
+                if delay > 0 { usleep(UInt32(min(delay, 10) * 1_000_000)) }
+            },
                                                 shouldStop: { interruptRequested.load(ordering: .relaxed) })
             progress.finish()
         } catch StoreError.dataDirectoryLocked(let path) {

@@ -72,7 +72,12 @@ let interruptRequested = Atomic<Bool>(false)
 
 /// Makes Ctrl-C (and SIGTERM) ask a long command to stop cleanly instead of killing it.
 func stopOnInterrupt() {
+    var signals = sigset_t()
+    sigemptyset(&signals)
     for signalNumber in [SIGINT, SIGTERM] {
         signal(signalNumber) { _ in interruptRequested.store(true, ordering: .relaxed) }
+        sigaddset(&signals, signalNumber)
     }
+    // A parent may have started this process with them blocked (the mask is inherited).
+    pthread_sigmask(SIG_UNBLOCK, &signals, nil)
 }

@@ -17,8 +17,8 @@ struct ClusterTests {
         var dataDir: String { dataDirs[0] }
         let extra: [String]
 
-        init(nodes names: [String] = ["a", "b"], dataDirs: [String]? = nil, extra: [String] = []) throws {
-            postgres = try PostgresServer()
+        init(nodes names: [String] = ["a", "b"], postgres: PostgresServer? = nil, dataDirs: [String]? = nil, extra: [String] = []) throws {
+            self.postgres = try postgres ?? PostgresServer()
             let local = shared.path + "/data"
             self.dataDirs = dataDirs ?? names.map { _ in local }
             self.extra = extra
@@ -330,5 +330,140 @@ struct CephClusterTests {
         try ClusterTests.oneWinner(cluster)
         try ClusterTests.tusAcrossNodes(cluster)
         try ClusterTests.killedNode(cluster)
+    }
+}
+
+/// `blobd migrate-index` and `blobd fsck` on a cluster: real PostgreSQL, real nodes.
+@Suite(.serialized, .enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
+struct ClusterToolTests {
+    /// A single node's data directory, with blobs, metadata, an S3 bucket and a half-done tus
+    /// upload, moved to PostgreSQL: stopped with SIGINT midway, run again, then served by two
+    /// nodes with the same bytes, ETags, digests and metadata, and the upload finished there.
+    @Test func migrateIndexKeepsEverything() throws {
+        let postgres = try PostgresServer()
+        let shared = TempDir("blobd-migrate")
+        let dataDir = shared.path + "/data"
+        let data = testBytes(3 * 1024 * 1024, seed: 3)
+        var etags: [String: String] = [:]
+        var uploadPath = ""
+        var s3ETag = ""
+        do {
+            let single = try BlobdProcess(["--s3-listen", "127.0.0.1:0"], dataDir: dataDir)
+            try run("/usr/bin/env", ["BASE=\(single.baseURL)", "python3", "-c", """
+                import os, http.client, urllib.parse
+                conn = http.client.HTTPConnection(urllib.parse.urlparse(os.environ["BASE"]).netloc)
+                for i in range(3000):
+                    conn.request("PUT", "/v1/blobs/many/%04d" % i, body=b"blob %d" % i)
+                    response = conn.getresponse(); response.read()
+                    assert response.status == 201, response.status
+                """])
+            let put = try curl(["-X", "PUT", "--data-binary", "kept with metadata", "-H", "Content-Type: text/x-kept",
+                                "-H", "Cache-Control: max-age=60", "-H", "Content-Disposition: attachment; filename=\"k.txt\"",
+                                single.baseURL + "/v1/blobs/meta"])
+            etags["meta"] = put.header("ETag")
+            etags["many/0042"] = try curl(["-I", single.baseURL + "/v1/blobs/many/0042"]).header("ETag")
+            let created = try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(data.count)",
+                                    single.baseURL + "/v1/uploads"])
+            uploadPath = URL(string: created.header("Location") ?? "")?.path ?? ""
+            let patched = try curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
+                                    "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@-",
+                                    single.baseURL + uploadPath], stdin: Array(data[..<1_000_000]))
+            #expect(patched.status == 204)
+            let s3 = "http://127.0.0.1:\(try #require(single.s3Port))"
+            #expect(try curl(["-X", "PUT", s3 + "/bucket"]).status == 200)
+            s3ETag = try curl(["-X", "PUT", "--data-binary", "through s3", s3 + "/bucket/object"]).header("ETag") ?? ""
+            #expect(single.stop() == 0)
+        }
+
+        // Stopped by SIGINT after its first progress line, then run again.
+        let migration = Process()
+        migration.executableURL = URL(fileURLWithPath: blobdExecutable())
+        migration.arguments = ["migrate-index", "--data-dir", dataDir, "--to", postgres.url]
+        migration.environment = ["BLOBD_PROGRESS_INTERVAL": "0", "BLOBD_TEST_MIGRATION_DELAY": "0.5", "PATH": "/usr/bin:/bin"]
+        let errors = Pipe()
+        migration.standardError = errors
+        migration.standardOutput = FileHandle.nullDevice
+        try migration.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("migrate-index: ") && migration.isRunning {
+            seen.append(errors.fileHandleForReading.availableData)
+        }
+        kill(migration.processIdentifier, SIGINT)
+        migration.waitUntilExit()
+        #expect(migration.terminationStatus == 130, "stopped cleanly: \(String(decoding: seen, as: UTF8.self))")
+        #expect(FileManager.default.fileExists(atPath: dataDir + "/index.sqlite"), "not retired until done")
+        let again = try run(blobdExecutable(), ["migrate-index", "--data-dir", dataDir, "--to", postgres.url])
+        let summary = String(decoding: again.stdout, as: UTF8.self)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(summary.contains("migrated 3002 blobs"), "\(summary)")
+        #expect(!summary.contains("; 3002 new"), "the second run found the first run's work: \(summary)")
+        #expect(summary.contains("1 buckets, 1 tus uploads"), "\(summary)")
+
+        // Without --index the directory is refused now.
+        let refused = try run(blobdExecutable(), ["--data-dir", dataDir, "--listen", "127.0.0.1:0"], timeout: 30)
+        #expect(refused.status != 0 && refused.stderr.contains("--index"), "\(refused.stderr)")
+
+        // Two nodes serve it all.
+        var cluster = try ClusterTests.Cluster(postgres: postgres, dataDirs: [dataDir, dataDir], extra: ["--s3-listen", "127.0.0.1:0"])
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let meta = try curl([b.baseURL + "/v1/blobs/meta"])
+        #expect(meta.text == "kept with metadata" && meta.header("ETag") == etags["meta"])
+        #expect(meta.header("Content-Type") == "text/x-kept" && meta.header("Cache-Control") == "max-age=60")
+        #expect(meta.header("Content-Disposition") == "attachment; filename=\"k.txt\"")
+        #expect(meta.header("Repr-Digest") == "sha-256=:\(sha256Base64(Array("kept with metadata".utf8))):")
+        let one = try curl([a.baseURL + "/v1/blobs/many/0042"])
+        #expect(one.text == "blob 42" && one.header("ETag") == etags["many/0042"])
+        let listed = try curl([a.baseURL + "/v1/blobs?prefix=many/&limit=1000"]).text
+        #expect(listed.contains("many/0999") && !listed.contains("many/1000"))
+        let head = try curl(["-I", "-H", "Tus-Resumable: 1.0.0", b.baseURL + uploadPath])
+        #expect(head.header("Upload-Offset") == "1000000", "the unfinished upload, with its offset")
+        let finished = try curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 1000000",
+                                 "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@-",
+                                 b.baseURL + uploadPath], stdin: Array(data[1_000_000...]))
+        #expect(finished.status == 204, "finished on a node, with the saved hash state")
+        let whole = try curl([a.baseURL + "/v1/blobs/" + sha256Hex(data)])
+        #expect(whole.status == 200 && sha256Hex(whole.body) == sha256Hex(data))
+        let s3 = try curl(["-I", "http://127.0.0.1:\(try #require(b.s3Port))/bucket/object"])
+        #expect(s3.status == 200 && s3.header("ETag") == s3ETag, "the S3 object keeps its MD5 ETag")
+        cluster.nodes.removeAll()
+    }
+
+    /// fsck on a live cluster: a version in its grace period and a write in flight on a live
+    /// node are not unindexed; the leftover of a node that is gone is, and --repair
+    /// quarantines it. Progress lines go to stderr.
+    @Test func fsckChecksTheSharedIndexBesideLiveNodes() throws {
+        let cluster = try ClusterTests.Cluster()
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        for i in 0..<50 {
+            #expect(try curl(["-X", "PUT", "--data-binary", "v\(i)", a.baseURL + "/v1/blobs/f/\(i)"]).status == 201)
+        }
+        #expect(try curl(["-X", "PUT", "--data-binary", "replaced", b.baseURL + "/v1/blobs/f/1"]).status == 200)
+        // A slow upload in flight on B while fsck runs.
+        let bodyFile = cluster.shared.file("slow", testBytes(4 * 1024 * 1024, seed: 2))
+        let slow = Process()
+        slow.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        slow.arguments = ["-s", "-o", "/dev/null", "--limit-rate", "1M", "-T", bodyFile, b.baseURL + "/v1/blobs/slow"]
+        try slow.run()
+        defer { slow.waitUntilExit() }
+        usleep(700_000)
+        let fsck = [blobdExecutable(), "fsck", "--data-dir", cluster.dataDir, "--index", cluster.postgres.url]
+        let clean = try run("/usr/bin/env", ["BLOBD_PROGRESS_INTERVAL=0"] + fsck)
+        let output = String(decoding: clean.stdout, as: UTF8.self)
+        #expect(clean.status == 0, "\(output) \(clean.stderr)")
+        #expect(output.contains("checked 50 blobs: 0 corrupt, 0 missing, 0 unindexed"), "\(output)")
+        #expect(clean.stderr.contains("fsck: 50/50 blobs"), "progress: \(clean.stderr)")
+
+        // The leftover of node "gone": logged as pending in its folder, never committed.
+        let version = "abcdef0123456789abcdef0123456789"
+        try FileManager.default.createDirectory(atPath: cluster.dataDir + "/nodes/gone", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: cluster.dataDir + "/nodes/gone/pending-0", contents: Data("\(version)\n".utf8))
+        FileManager.default.createFile(atPath: cluster.dataDir + "/blobs/ab/\(version)", contents: Data("partial".utf8))
+        let found = try run(fsck[0], Array(fsck.dropFirst()))
+        #expect(found.status == 1)
+        #expect(String(decoding: found.stdout, as: UTF8.self).contains("unindexed blobs/ab/\(version)"))
+        #expect(try run(fsck[0], Array(fsck.dropFirst()) + ["--repair"]).status == 1)
+        #expect(FileManager.default.fileExists(atPath: cluster.dataDir + "/quarantine/\(version)"))
+        #expect(try run(fsck[0], Array(fsck.dropFirst())).status == 0)
+        #expect(try curl([a.baseURL + "/v1/blobs/f/1"]).text == "replaced")
     }
 }
