@@ -466,4 +466,30 @@ struct ClusterToolTests {
         #expect(try run(fsck[0], Array(fsck.dropFirst())).status == 0)
         #expect(try curl([a.baseURL + "/v1/blobs/f/1"]).text == "replaced")
     }
+
+    /// PostgreSQL unreachable at start: blobd says so and exits non-zero (an orchestrator
+    /// restarts it), without the password. Reachable: the password is in no log line, and
+    /// /metrics labels every sample with the node id.
+    @Test func startsOnlyWithItsDatabaseAndNeverLogsThePassword() throws {
+        let shared = TempDir("blobd-start")
+        let closed = try freePort()
+        let started = Date()
+        let refused = try run(blobdExecutable(), ["--data-dir", shared.path + "/data", "--listen", "127.0.0.1:0", "--node-id", "a",
+                                                  "--index", "postgres://blobd:Sup3rSecret@127.0.0.1:\(closed)/blobd"], timeout: 60)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot reach the PostgreSQL index postgres://blobd:***@127.0.0.1:\(closed)/blobd"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("Sup3rSecret"))
+        #expect(Date().timeIntervalSince(started) < 30)
+
+        let postgres = try PostgresServer()
+        let url = postgres.url.replacingOccurrences(of: "blobd@", with: "blobd:Sup3rSecret@")
+        let node = try BlobdProcess(["--index", url, "--node-id", "node-7"], dataDir: shared.path + "/data")
+        #expect(try curl(["-X", "PUT", "--data-binary", "x", node.baseURL + "/v1/blobs/x"]).status == 201)
+        let metrics = try curl([node.baseURL + "/metrics"]).text
+        #expect(metrics.contains("blobd_build_info{node=\"node-7\",version="), "\(metrics.prefix(400))")
+        #expect(metrics.contains("blobd_blobs_stored{node=\"node-7\"} 1"))
+        #expect(node.stop() == 0)
+        #expect(node.stderr.contains("postgres://blobd:***@127.0.0.1"), "the redacted URL is logged")
+        #expect(!node.stderr.contains("Sup3rSecret"))
+    }
 }
