@@ -54,7 +54,7 @@ let package = Package(
         ]),
         .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore"]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
-        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "MicroHTTPD"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["BlobStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -46,8 +46,8 @@ struct ChecksumHasher {
         switch algorithm {
         case .crc32:
             crc32 = UInt32(CZlib.crc32(UInt(crc32), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt32(bytes.count)))
-        case .crc32c: crc32 = CRC32C.update(crc32, bytes)
-        case .crc64nvme: crc64 = CRC64NVME.update(crc64, bytes)
+        case .crc32c: crc32 = crc32c.update(crc32, bytes)
+        case .crc64nvme: crc64 = crc64nvme.update(crc64, bytes)
         case .sha1: sha1.update(bytes)
         case .sha256: sha256.update(bytes)
         }
@@ -66,40 +66,31 @@ struct ChecksumHasher {
     }
 }
 
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).
-enum CRC32C {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ 0x82F6_3B78 : value >> 1 }
-        return value
+/// A reflected, table-driven CRC whose initial value and final XOR are all ones: CRC-32C
+/// (Castagnoli, polynomial 0x82F63B78 reflected) and CRC-64/NVME (0x9A6C9329AC4BC9B5), whose
+/// check values over "123456789" are 0xE3069283 and 0xAE8B14860A799888.
+struct ReflectedCRC<Value: FixedWidthInteger & UnsignedInteger & Sendable>: Sendable {
+    private let table: [Value]
+
+    init(polynomial: Value) {
+        table = (0..<256).map { index in
+            var value = Value(index)
+            for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ polynomial : value >> 1 }
+            return value
+        }
     }
 
-    static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    func update(_ crc: Value, _ bytes: UnsafeRawBufferPointer) -> Value {
         var value = ~crc
         table.withUnsafeBufferPointer { table in
-            for byte in bytes { value = table[Int((value ^ UInt32(byte)) & 0xFF)] ^ (value >> 8) }
+            for byte in bytes { value = table[Int(truncatingIfNeeded: value ^ Value(byte)) & 0xFF] ^ (value >> 8) }
         }
         return ~value
     }
 }
 
-/// CRC-64/NVME (reflected polynomial 0x9A6C9329AC4BC9B5, initial and final XOR all ones),
-/// S3's `x-amz-checksum-crc64nvme`; its check value over "123456789" is 0xAE8B14860A799888.
-enum CRC64NVME {
-    private static let table: [UInt64] = (0..<256).map { index in
-        var value = UInt64(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ 0x9A6C_9329_AC4B_C9B5 : value >> 1 }
-        return value
-    }
-
-    static func update(_ crc: UInt64, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var value = ~crc
-        table.withUnsafeBufferPointer { table in
-            for byte in bytes { value = table[Int((value ^ UInt64(byte)) & 0xFF)] ^ (value >> 8) }
-        }
-        return ~value
-    }
-}
+let crc32c = ReflectedCRC<UInt32>(polynomial: 0x82F6_3B78)
+let crc64nvme = ReflectedCRC<UInt64>(polynomial: 0x9A6C_9329_AC4B_C9B5)
 
 /// What an S3 body's bytes are hashed into besides the store's SHA-256: MD5 (the ETag) and at
 /// most one `x-amz-checksum-*`.
