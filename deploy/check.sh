@@ -6,7 +6,8 @@
 # when any check failed. Installs nothing and writes only to a temporary directory.
 #
 # Uses: bash, coreutils, grep, sed, python3 with PyYAML (python3-yaml), and when present
-# systemd-analyze (systemd), nginx + openssl, kubeconform, hadolint, docker compose.
+# systemd-analyze (systemd), nginx + openssl, kubeconform (or kubernetes-validate), hadolint,
+# docker compose (or check-jsonschema).
 # Nothing listens on a network port: nginx -t binds only Unix sockets in the temp dir.
 set -uo pipefail
 
@@ -37,12 +38,18 @@ import os, re, sys, glob
 
 DEPLOY = "deploy"
 VARS = {
-    "DATA_DIR": "path", "LISTEN": "listen", "MAX_BLOB_SIZE": "int", "TOKENS_FILE": "path",
-    "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "int", "MIN_FREE_BYTES": "int",
-    "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
+    "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "int",
+    "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "int",
+    "MIN_FREE_BYTES": "int", "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
+    "SHUTDOWN_GRACE": "seconds",
     "LOG_LEVEL": ("trace", "debug", "info", "notice", "warning", "error", "critical"),
     "LOG_FORMAT": ("text", "json"),
+    # A cluster's settings.
+    "INDEX": "index", "NODE_ID": "node", "RECLAIM_GRACE": "int", "DB_CONNECTIONS": "int",
 }
+# What blobd accepts as --node-id; `blobd fsck` runs beside a cluster as node "fsck".
+NODE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+RESERVED_NODE_IDS = {"fsck"}
 problems = []
 def problem(text): problems.append(text)
 
@@ -51,7 +58,8 @@ def check_variable(where, name, value):
     if not name.startswith("BLOBD_"):
         return
     kind = VARS.get(name[len("BLOBD_"):])
-    value = str(value)
+    # Compose fills ${VARIABLE} in at run time: check the rest of the value.
+    value = re.sub(r"\$\{[^}]*\}", "VARIABLE", str(value))
     if kind is None:
         problem(f"{where}: {name} is not a blobd setting")
     elif kind == "int" and not re.fullmatch(r"[0-9]+", value):
@@ -62,8 +70,29 @@ def check_variable(where, name, value):
         problem(f"{where}: {name}={value} is not HOST:PORT")
     elif kind == "path" and not value.startswith("/"):
         problem(f"{where}: {name}={value} should be an absolute path")
+    elif kind == "seconds" and not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
+        problem(f"{where}: {name}={value} is not a number of seconds")
+    elif kind == "node" and (not NODE_ID.fullmatch(value) or value in RESERVED_NODE_IDS):
+        problem(f"{where}: {name}={value} is not a node id (1-64 letters, digits, -_., not {', '.join(RESERVED_NODE_IDS)})")
+    elif kind == "index" and value != "sqlite":
+        url = postgres_url(value)
+        if url is None:
+            problem(f"{where}: {name} is neither sqlite nor a postgres://USER@HOST/DB URL")
     elif isinstance(kind, tuple) and value not in kind:
         problem(f"{where}: {name}={value} is not one of {', '.join(kind)}")
+
+def postgres_url(value):
+    """The parts of a postgres:// URL, or None if it is not one."""
+    from urllib.parse import urlsplit
+    try:
+        url = urlsplit(value)
+        url.port  # raises on a bad port
+    except ValueError:
+        return None
+    if url.scheme not in ("postgres", "postgresql") or not url.hostname or not url.username \
+            or not re.fullmatch(r"/[^/]+", url.path or ""):
+        return None
+    return url
 
 def load_yaml(path):
     import yaml
@@ -181,80 +210,216 @@ def check_compose():
             if source not in (doc.get("secrets") or {}):
                 problem(f"compose.yaml: {name} uses undefined secret {source}")
 
+# --- compose, cluster --------------------------------------------------------------------
+def environment_of(svc):
+    env = svc.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) if "=" in e else (e, "") for e in env)
+    return {k: "" if v is None else str(v) for k, v in env.items()}
+
+def depends_on(svc):
+    deps = svc.get("depends_on") or {}
+    return {d: {} for d in deps} if isinstance(deps, list) else deps
+
+def check_compose_cluster():
+    f = "compose-cluster.yaml"
+    docs = load_yaml(f"{DEPLOY}/{f}")
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        return problem(f"{f}: want one YAML mapping")
+    doc = docs[0]
+    services = doc.get("services") or {}
+    named = set((doc.get("volumes") or {}).keys())
+    def mounts(svc):
+        return [str(v).split(":") for v in svc.get("volumes", [])]
+    for name, svc in services.items():
+        for secret in svc.get("secrets", []) or []:
+            source = secret if isinstance(secret, str) else secret.get("source")
+            if source not in (doc.get("secrets") or {}):
+                problem(f"{f}: {name} uses undefined secret {source}")
+
+    # PostgreSQL 15 with its own volume, a pg_isready healthcheck and no password in the file.
+    pgs = [n for n, svc in services.items() if str(svc.get("image", "")).startswith("postgres:")]
+    if len(pgs) != 1:
+        return problem(f"{f}: want one postgres service, have {pgs}")
+    pg = pgs[0]; psvc = services[pg]; penv = environment_of(psvc)
+    if psvc["image"] != "postgres:15":
+        problem(f"{f}: {pg}.image should be postgres:15, is {psvc['image']}")
+    for key in ("POSTGRES_USER", "POSTGRES_DB"):
+        if penv.get(key) != "blobd":
+            problem(f"{f}: {pg} {key} should be blobd, is {penv.get(key)!r}")
+    password = penv.get("POSTGRES_PASSWORD")
+    if password is not None and not re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:?[?-][^}]*)?\}", password):
+        problem(f"{f}: {pg} POSTGRES_PASSWORD should come from a variable, not be written in the file")
+    if password is None and not penv.get("POSTGRES_PASSWORD_FILE", "").startswith("/run/secrets/"):
+        problem(f"{f}: {pg} has neither POSTGRES_PASSWORD from a variable nor POSTGRES_PASSWORD_FILE from a secret")
+    if not any(m[1:2] == ["/var/lib/postgresql/data"] and m[0] in named for m in mounts(psvc)):
+        problem(f"{f}: {pg} has no named volume on /var/lib/postgresql/data")
+    test = (psvc.get("healthcheck") or {}).get("test", [])
+    if "pg_isready" not in " ".join(test if isinstance(test, list) else [test]):
+        problem(f"{f}: {pg} healthcheck does not run pg_isready")
+
+    # The blobd nodes: every service with BLOBD_INDEX.
+    nodes = {n: svc for n, svc in services.items() if "BLOBD_INDEX" in environment_of(svc)}
+    if len(nodes) < 2:
+        problem(f"{f}: want at least two blobd nodes (services with BLOBD_INDEX), have {list(nodes)}")
+    node_ids, data_volumes, ports = {}, set(), {"BLOBD_LISTEN": set(), "BLOBD_S3_LISTEN": set()}
+    images = {str(services_of_compose().get("blobd", {}).get("image", "blobd:latest"))}
+    for name, svc in nodes.items():
+        where = f"{f} {name}"
+        env = environment_of(svc)
+        for key, value in env.items():
+            check_variable(f"{where}.environment", key, value)
+        build = svc.get("build") or {}
+        if build:
+            if build.get("context") != "..":
+                problem(f"{where}: build.context should be '..' (the repo root), is {build.get('context')!r}")
+            elif not os.path.isfile(os.path.join(DEPLOY, "..", build.get("dockerfile", "Dockerfile"))):
+                problem(f"{where}: {build.get('dockerfile')} not found in the build context")
+        elif svc.get("image") not in images:
+            problem(f"{where}: neither built from deploy/Dockerfile nor compose.yaml's image {images}")
+        raw = env["BLOBD_INDEX"]
+        url = postgres_url(re.sub(r"\$\{[^}]*\}", "VARIABLE", raw))
+        if url:
+            if url.hostname != pg:
+                problem(f"{where}: BLOBD_INDEX host {url.hostname} is not the postgres service {pg}")
+            if url.port not in (None, 5432) or url.username != "blobd" or url.path != "/blobd":
+                problem(f"{where}: BLOBD_INDEX should be postgres://blobd:...@{pg}:5432/blobd")
+            secret = re.match(r"[^:]+://[^:@/]+:([^@]*)@", raw)
+            if secret and not re.fullmatch(r"\$\{[^}]*\}", secret.group(1)):
+                problem(f"{where}: the password in BLOBD_INDEX should come from a variable, not be written in the file")
+        node = env.get("BLOBD_NODE_ID")
+        if not node:
+            problem(f"{where}: no BLOBD_NODE_ID (the host name would be the container id)")
+        elif node in node_ids:
+            problem(f"{where}: BLOBD_NODE_ID {node} is also {node_ids[node]}'s: two nodes must never share an id")
+        else:
+            node_ids[node] = name
+        if env.get("BLOBD_LISTEN") != "0.0.0.0:8080":
+            problem(f"{where}: BLOBD_LISTEN should be 0.0.0.0:8080, is {env.get('BLOBD_LISTEN')}")
+        for key in ports:
+            if env.get(key):
+                ports[key].add(env[key].rsplit(":", 1)[1])
+        data = env.get("BLOBD_DATA_DIR", "/data")  # the image's default
+        shared = [m[0] for m in mounts(svc) if m[1:2] == [data] and m[0] in named]
+        if not shared:
+            problem(f"{where}: no named volume on the data dir {data}")
+        data_volumes.update((m, data) for m in shared)
+        if depends_on(svc).get(pg, {}).get("condition") != "service_healthy":
+            problem(f"{where}: should depend on {pg} being service_healthy")
+        test = (svc.get("healthcheck") or {}).get("test", [])
+        if "/readyz" not in " ".join(test if isinstance(test, list) else [test]):
+            problem(f"{where}: healthcheck does not probe /readyz")
+        if svc.get("restart") != "unless-stopped":
+            problem(f"{where}: restart should be unless-stopped (blobd exits when PostgreSQL is away at start)")
+        if svc.get("ports"):
+            problem(f"{where}: publishes ports; clients should go through the load balancer")
+    if len(data_volumes) > 1:
+        problem(f"{f}: the nodes do not share one data volume: {sorted(data_volumes)}")
+
+    # nginx in front, with deploy/nginx/cluster.conf, balancing exactly these nodes.
+    lbs = [n for n, svc in services.items() if str(svc.get("image", "")).startswith("nginx")]
+    if len(lbs) != 1:
+        return problem(f"{f}: want one nginx service, have {lbs}")
+    lb = services[lbs[0]]
+    confs = [m for m in mounts(lb) if m[0].endswith("nginx/cluster.conf")]
+    if not confs:
+        problem(f"{f}: {lbs[0]} does not mount nginx/cluster.conf")
+    for m in confs:
+        if not os.path.isfile(os.path.join(DEPLOY, m[0])):
+            problem(f"{f}: {m[0]} does not exist (relative to deploy/)")
+        if not (m[1:2] and m[1].startswith("/etc/nginx/conf.d/") and m[1].endswith(".conf")):
+            problem(f"{f}: {m[0]} should be mounted as /etc/nginx/conf.d/*.conf, is {m[1:2]}")
+    for name in nodes:
+        if name not in depends_on(lb):
+            problem(f"{f}: {lbs[0]} does not depend on {name}")
+    if not lb.get("ports"):
+        problem(f"{f}: {lbs[0]} publishes no port")
+    for upstream, servers in nginx_upstreams(f"{DEPLOY}/nginx/cluster.conf").items():
+        hosts = {h for h, _ in servers}
+        if hosts != set(nodes):
+            problem(f"nginx/cluster.conf: upstream {upstream} has {sorted(hosts)}, the nodes are {sorted(nodes)}")
+        for _, port in servers:
+            if not any(port in found for found in ports.values()):
+                problem(f"nginx/cluster.conf: upstream {upstream} port {port} is not one the nodes listen on")
+
+def services_of_compose():
+    docs = load_yaml(f"{DEPLOY}/compose.yaml")
+    return (docs[0].get("services") or {}) if docs and isinstance(docs[0], dict) else {}
+
 # --- Kubernetes --------------------------------------------------------------------------
-def check_k8s():
-    docs = load_yaml(f"{DEPLOY}/kubernetes/blobd.yaml")
+K8S_API = {"Service": "v1", "Secret": "v1", "PersistentVolumeClaim": "v1", "StatefulSet": "apps/v1",
+           "Deployment": "apps/v1", "PodDisruptionBudget": "policy/v1"}
+
+def k8s_objects(f):
+    """The objects of deploy/kubernetes/F by kind, after the checks every object gets."""
     by_kind = {}
-    for i, d in enumerate(docs):
+    for i, d in enumerate(load_yaml(f"{DEPLOY}/kubernetes/{f}")):
         if not isinstance(d, dict):
-            problem(f"document {i}: not a mapping"); continue
+            problem(f"{f} document {i}: not a mapping"); continue
         for field in ("apiVersion", "kind"):
             if not d.get(field):
-                problem(f"document {i}: no {field}")
+                problem(f"{f} document {i}: no {field}")
         name = (d.get("metadata") or {}).get("name")
         if not name or not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name):
-            problem(f"document {i} ({d.get('kind')}): bad or missing metadata.name {name!r}")
+            problem(f"{f} document {i} ({d.get('kind')}): bad or missing metadata.name {name!r}")
+            d.setdefault("metadata", {})["name"] = f"document-{i}"
         by_kind.setdefault(d.get("kind"), []).append(d)
-    api = {"Service": "v1", "Secret": "v1", "StatefulSet": "apps/v1"}
-    for kind, version in api.items():
+    for kind, version in K8S_API.items():
         for d in by_kind.get(kind, []):
             if d.get("apiVersion") != version:
-                problem(f"{kind} {d['metadata']['name']}: apiVersion should be {version}")
-    sets = by_kind.get("StatefulSet", [])
-    if len(sets) != 1:
-        return problem(f"want exactly one StatefulSet, have {len(sets)}")
-    sts = sets[0]; spec = sts.get("spec") or {}
-    where = f"StatefulSet {sts['metadata']['name']}"
-    if spec.get("replicas") != 1:
-        problem(f"{where}: replicas should be 1 (single-node service)")
-    services = {s["metadata"]["name"]: s for s in by_kind.get("Service", [])}
-    headless = spec.get("serviceName")
-    if not headless:
-        problem(f"{where}: no serviceName")
-    elif headless not in services:
-        problem(f"{where}: serviceName {headless} is not a Service in the file")
-    elif (services[headless].get("spec") or {}).get("clusterIP") != "None":
-        problem(f"{where}: serviceName {headless} should be headless (clusterIP: None)")
+                problem(f"{f}: {kind} {d['metadata']['name']}: apiVersion should be {version}")
+    return by_kind
+
+def selects(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+def check_workload(f, by_kind, workload, *, uid=None, claims=()):
+    """Selector, Services, pod and container security, volumes and Secrets of one workload.
+    Returns (where, pod spec, volumes by name, Services selecting it)."""
+    spec = workload.get("spec") or {}
+    where = f"{f}: {workload['kind']} {workload['metadata']['name']}"
     template = spec.get("template") or {}
     labels = (template.get("metadata") or {}).get("labels") or {}
     match = ((spec.get("selector") or {}).get("matchLabels")) or {}
-    if not match or any(labels.get(k) != v for k, v in match.items()):
+    if not selects(match, labels):
         problem(f"{where}: selector {match} does not match template labels {labels}")
-    for name, svc in services.items():
-        sel = (svc.get("spec") or {}).get("selector") or {}
-        if not sel or any(labels.get(k) != v for k, v in sel.items()):
-            problem(f"Service {name}: selector {sel} does not select the pods {labels}")
-        if 8080 not in [p.get("port") for p in (svc.get("spec") or {}).get("ports", [])]:
-            problem(f"Service {name}: no port 8080")
+    services = {s["metadata"]["name"]: s for s in by_kind.get("Service", [])
+                if selects((s.get("spec") or {}).get("selector") or {}, labels)}
+    if not services:
+        problem(f"{where}: no Service selects its pods {labels}")
     pod = template.get("spec") or {}
-    if pod.get("terminationGracePeriodSeconds") != 30:
-        problem(f"{where}: terminationGracePeriodSeconds should be 30")
     psc = pod.get("securityContext") or {}
     if psc.get("runAsNonRoot") is not True:
         problem(f"{where}: pod securityContext.runAsNonRoot should be true")
     if psc.get("fsGroup") is None:
         problem(f"{where}: pod securityContext.fsGroup missing")
-    uid = dockerfile_uid()
-    if psc.get("runAsUser") not in (None, uid):
+    if uid is not None and psc.get("runAsUser") not in (None, uid):
         problem(f"{where}: runAsUser {psc.get('runAsUser')} differs from the Dockerfile's USER {uid}")
+    if (psc.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+        problem(f"{where}: pod seccompProfile should be RuntimeDefault")
+    if pod.get("automountServiceAccountToken") is not False:
+        problem(f"{where}: automountServiceAccountToken should be false")
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
-    claims = {c["metadata"]["name"]: c for c in spec.get("volumeClaimTemplates", [])}
-    if not claims:
-        problem(f"{where}: no volumeClaimTemplates")
     secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+    def secret_keys(name):
+        s = secrets[name]
+        return set((s.get("stringData") or {})) | set((s.get("data") or {}))
     for vname, v in volumes.items():
         if "secret" in v:
             sname = v["secret"].get("secretName")
             if sname not in secrets:
                 problem(f"{where}: volume {vname} uses Secret {sname}, not defined in the file")
             else:
-                keys = set((secrets[sname].get("stringData") or {})) | set((secrets[sname].get("data") or {}))
                 for item in v["secret"].get("items", []):
-                    if item.get("key") not in keys:
+                    if item.get("key") not in secret_keys(sname):
                         problem(f"{where}: Secret {sname} has no key {item.get('key')}")
             mode = v["secret"].get("defaultMode")
             if mode is None or mode & 0o007:
                 problem(f"{where}: Secret volume {vname} defaultMode {mode!r} is not closed to others")
+        if "persistentVolumeClaim" in v:
+            cname = v["persistentVolumeClaim"].get("claimName")
+            if cname not in {c["metadata"]["name"] for c in by_kind.get("PersistentVolumeClaim", [])}:
+                problem(f"{where}: volume {vname} claims {cname}, not a PersistentVolumeClaim in the file")
     containers = pod.get("containers", [])
     if not containers:
         problem(f"{where}: no containers")
@@ -272,7 +437,20 @@ def check_k8s():
         for m in c.get("volumeMounts", []):
             if m.get("name") not in volumes and m.get("name") not in claims:
                 problem(f"{cw}: volumeMount {m.get('name')} has no volume")
+        for e in c.get("env", []):
+            ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+            if ref and ref.get("name") in secrets and ref.get("key") not in secret_keys(ref["name"]):
+                problem(f"{cw}: env {e.get('name')}: Secret {ref['name']} has no key {ref.get('key')}")
     main = containers[0] if containers else {}
+    res = main.get("resources") or {}
+    if not res.get("requests") or not res.get("limits"):
+        problem(f"{where} container {main.get('name')}: resources requests and limits wanted")
+    if not pod.get("terminationGracePeriodSeconds"):
+        problem(f"{where}: no terminationGracePeriodSeconds")
+    return where, pod, volumes, services
+
+def check_blobd_container(where, pod, main, services, data_volumes):
+    """What every blobd container needs: port, probes, /data, settings, tokens file."""
     cw = f"{where} container {main.get('name')}"
     port_names = {p.get("name") for p in main.get("ports", [])}
     if 8080 not in [p.get("containerPort") for p in main.get("ports", [])]:
@@ -283,12 +461,14 @@ def check_k8s():
             problem(f"{cw}: {probe} should GET {path}, has {get.get('path')}")
         if get.get("port") not in port_names | {8080}:
             problem(f"{cw}: {probe} port {get.get('port')} is not a container port")
-    res = main.get("resources") or {}
-    if not res.get("requests") or not res.get("limits"):
-        problem(f"{cw}: resources requests and limits wanted")
+    for name, svc in services.items():
+        if 8080 not in [p.get("port") for p in (svc.get("spec") or {}).get("ports", [])]:
+            problem(f"Service {name}: no port 8080")
+    if pod.get("terminationGracePeriodSeconds") != 30:
+        problem(f"{where}: terminationGracePeriodSeconds should be 30")
     mounts = {m.get("mountPath"): m.get("name") for m in main.get("volumeMounts", [])}
-    if mounts.get("/data") not in claims:
-        problem(f"{cw}: /data is not on the volumeClaimTemplate")
+    if mounts.get("/data") not in data_volumes:
+        problem(f"{cw}: /data is not on the data volume ({', '.join(sorted(data_volumes)) or 'none'})")
     env = {e.get("name"): e.get("value") for e in main.get("env", [])}
     for key, value in env.items():
         if value is not None:
@@ -303,6 +483,133 @@ def check_k8s():
             problem(f"{cw}: BLOBD_TOKENS_FILE {tokens} is on no mounted volume")
     if pod.get("enableServiceLinks") is not False and "blobd" in services:
         problem(f"{where}: enableServiceLinks should be false (Service 'blobd' would inject BLOBD_* variables)")
+    return env
+
+# The single node: a StatefulSet of one, its own ReadWriteOnce volume.
+def check_k8s():
+    f = "blobd.yaml"
+    by_kind = k8s_objects(f)
+    sets = by_kind.get("StatefulSet", [])
+    if len(sets) != 1:
+        return problem(f"{f}: want exactly one StatefulSet, have {len(sets)}")
+    sts = sets[0]; spec = sts.get("spec") or {}
+    claims = {c["metadata"]["name"]: c for c in spec.get("volumeClaimTemplates", [])}
+    where, pod, volumes, services = check_workload(f, by_kind, sts, uid=dockerfile_uid(), claims=claims)
+    if spec.get("replicas") != 1:
+        problem(f"{where}: replicas should be 1 (single-node service)")
+    all_services = {s["metadata"]["name"]: s for s in by_kind.get("Service", [])}
+    headless = spec.get("serviceName")
+    if not headless:
+        problem(f"{where}: no serviceName")
+    elif headless not in all_services:
+        problem(f"{where}: serviceName {headless} is not a Service in the file")
+    elif (all_services[headless].get("spec") or {}).get("clusterIP") != "None":
+        problem(f"{where}: serviceName {headless} should be headless (clusterIP: None)")
+    if set(all_services) != set(services):
+        problem(f"{where}: Services {sorted(set(all_services) - set(services))} do not select its pods")
+    if not claims:
+        problem(f"{where}: no volumeClaimTemplates")
+    containers = pod.get("containers", [])
+    if containers:
+        check_blobd_container(where, pod, containers[0], services, set(claims))
+
+# The cluster: a Deployment of two or more nodes on one ReadWriteMany claim and PostgreSQL.
+def check_k8s_cluster():
+    f = "cluster.yaml"
+    by_kind = k8s_objects(f)
+    if by_kind.get("StatefulSet"):
+        problem(f"{f}: the nodes are a Deployment; no StatefulSet wanted here")
+    deployments = by_kind.get("Deployment", [])
+    if len(deployments) != 1:
+        return problem(f"{f}: want exactly one Deployment, have {len(deployments)}")
+    dep = deployments[0]; spec = dep.get("spec") or {}
+    where, pod, volumes, services = check_workload(f, by_kind, dep, uid=dockerfile_uid())
+    replicas = spec.get("replicas")
+    if not isinstance(replicas, int) or replicas < 2:
+        problem(f"{where}: replicas should be 2 or more, is {replicas!r}")
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    for budget in by_kind.get("PodDisruptionBudget", []):
+        sel = ((budget.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        if not selects(sel, labels):
+            problem(f"{f}: PodDisruptionBudget {budget['metadata']['name']} selector {sel} misses the pods {labels}")
+    claims = {c["metadata"]["name"]: c for c in by_kind.get("PersistentVolumeClaim", [])}
+    shared = set()
+    for vname, v in volumes.items():
+        cname = (v.get("persistentVolumeClaim") or {}).get("claimName")
+        if cname in claims:
+            cspec = claims[cname].get("spec") or {}
+            if "ReadWriteMany" not in (cspec.get("accessModes") or []):
+                problem(f"{f}: PersistentVolumeClaim {cname} should be ReadWriteMany (every node mounts it)")
+            if not cspec.get("storageClassName"):
+                problem(f"{f}: PersistentVolumeClaim {cname} has no storageClassName (an RWX class)")
+            shared.add(vname)
+    containers = pod.get("containers", [])
+    if not containers:
+        return
+    main = containers[0]
+    env = check_blobd_container(where, pod, main, services, shared)
+    cw = f"{where} container {main.get('name')}"
+    entries = {e.get("name"): e for e in main.get("env", [])}
+    field = (((entries.get("BLOBD_NODE_ID") or {}).get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+    if field != "metadata.name":
+        problem(f"{cw}: BLOBD_NODE_ID should come from the pod name (fieldRef metadata.name), is {entries.get('BLOBD_NODE_ID')}")
+    ref = (((entries.get("BLOBD_INDEX") or {}).get("valueFrom") or {}).get("secretKeyRef")) or {}
+    if not ref:
+        problem(f"{cw}: BLOBD_INDEX should come from a Secret (secretKeyRef), it holds the password")
+    else:
+        secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+        if ref.get("name") not in secrets:
+            problem(f"{cw}: BLOBD_INDEX's Secret {ref.get('name')} is not in the file")
+        else:
+            value = (secrets[ref["name"]].get("stringData") or {}).get(ref.get("key"))
+            if value is not None:
+                check_variable(f"{f}: Secret {ref['name']} key {ref.get('key')}", "BLOBD_INDEX", value)
+    for name in ("BLOBD_INDEX", "BLOBD_NODE_ID"):
+        if env.get(name) is not None:
+            problem(f"{cw}: {name} is a literal value")
+    readiness = ((main.get("readinessProbe") or {}).get("httpGet") or {}).get("path")
+    for probe in ("livenessProbe", "startupProbe"):
+        if ((main.get(probe) or {}).get("httpGet") or {}).get("path") == "/readyz":
+            problem(f"{cw}: {probe} on /readyz would restart every pod while PostgreSQL is away")
+    if readiness != "/readyz":
+        problem(f"{cw}: readinessProbe should be /readyz")
+
+# A throwaway PostgreSQL for trying the cluster out.
+def check_k8s_postgres():
+    f = "postgres-trial.yaml"
+    by_kind = k8s_objects(f)
+    sets = by_kind.get("StatefulSet", [])
+    if len(sets) != 1:
+        return problem(f"{f}: want exactly one StatefulSet, have {len(sets)}")
+    sts = sets[0]; spec = sts.get("spec") or {}
+    claims = {c["metadata"]["name"]: c for c in spec.get("volumeClaimTemplates", [])}
+    where, pod, volumes, services = check_workload(f, by_kind, sts, claims=claims)
+    if spec.get("replicas") != 1:
+        problem(f"{where}: replicas should be 1")
+    containers = pod.get("containers", [])
+    if not containers:
+        return
+    main = containers[0]
+    cw = f"{where} container {main.get('name')}"
+    if main.get("image") != "postgres:15":
+        problem(f"{cw}: image should be postgres:15, is {main.get('image')}")
+    entries = {e.get("name"): e for e in main.get("env", [])}
+    for key in ("POSTGRES_USER", "POSTGRES_DB"):
+        if (entries.get(key) or {}).get("value") != "blobd":
+            problem(f"{cw}: {key} should be blobd")
+    if not ((entries.get("POSTGRES_PASSWORD") or {}).get("valueFrom") or {}).get("secretKeyRef"):
+        problem(f"{cw}: POSTGRES_PASSWORD should come from a Secret")
+    mounts = {m.get("mountPath"): m.get("name") for m in main.get("volumeMounts", [])}
+    pgdata = (entries.get("PGDATA") or {}).get("value", "/var/lib/postgresql/data")
+    if not any(pgdata.startswith(p.rstrip("/") + "/") and n in claims for p, n in mounts.items()):
+        problem(f"{cw}: PGDATA {pgdata} should be a directory below the volume claim's mount")
+    for probe in ("readinessProbe", "livenessProbe"):
+        command = " ".join(((main.get(probe) or {}).get("exec") or {}).get("command") or [])
+        if "pg_isready" not in command:
+            problem(f"{cw}: {probe} should run pg_isready")
+    for name, svc in services.items():
+        if 5432 not in [p.get("port") for p in (svc.get("spec") or {}).get("ports", [])]:
+            problem(f"{f}: Service {name}: no port 5432")
 
 # --- Dockerfile (when hadolint is missing, and in any case the project's own rules) -----
 def check_dockerfile():
@@ -333,10 +640,10 @@ def check_dockerfile():
     has(r"^STOPSIGNAL\s+SIGTERM\s*$", "STOPSIGNAL SIGTERM")
     has(r"^ENV\s.*\bBLOBD_DATA_DIR=/data\b", "ENV BLOBD_DATA_DIR=/data")
     has(r"^ENV\s.*\bBLOBD_LISTEN=0\.0\.0\.0:8080\b", "ENV BLOBD_LISTEN=0.0.0.0:8080")
-    for package in ("libmicrohttpd12", "libsqlite3-0", "libssl3", "curl", "ca-certificates"):
+    for package in ("libmicrohttpd12", "libsqlite3-0", "libssl3", "libpq5", "curl", "ca-certificates"):
         has(rf"apt-get install .*\b{re.escape(package)}\b", f"package {package}")
     build = instructions[:instructions.index(froms[-1])] if froms else []
-    for package in ("libmicrohttpd-dev", "libsqlite3-dev", "libssl-dev", "pkg-config"):
+    for package in ("libmicrohttpd-dev", "libsqlite3-dev", "libssl-dev", "libpq-dev", "pkg-config"):
         if not any(re.search(rf"apt-get install .*\b{re.escape(package)}\b", l) for l in build):
             problem(f"Dockerfile: build stage lacks package {package}")
     if not any(re.search(r"swift build -c release --static-swift-stdlib", l) for l in build):
@@ -383,17 +690,114 @@ def check_nginx():
         if re.search(rf"proxy_set_header\s+{header}\s", text, re.I):
             problem(f"nginx/blobd.conf: {header} should pass through unchanged")
 
+# nginx's syntax, enough for these files: [(directive, [args], children or None)].
+def nginx_parse(path):
+    text = re.sub(r"#[^\n]*", "", open(path).read())
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|[{};]|[^\s{};]+', text)
+    def block(i):
+        out, words = [], []
+        while i < len(tokens):
+            t = tokens[i]; i += 1
+            if t == ";":
+                out.append((words[0], words[1:], None)); words = []
+            elif t == "{":
+                children, i = block(i)
+                out.append((words[0], words[1:], children)); words = []
+            elif t == "}":
+                return out, i
+            else:
+                words.append(t)
+        return out, i
+    return block(0)[0]
+
+def nginx_find(tree, name):
+    """Every `name` directive in tree, at any depth."""
+    for directive, args, children in tree:
+        if directive == name:
+            yield args, children
+        if children:
+            yield from nginx_find(children, name)
+
+def nginx_upstreams(path):
+    """{upstream: [(host, port)]} of an nginx file."""
+    out = {}
+    for args, children in nginx_find(nginx_parse(path), "upstream"):
+        servers = []
+        for sargs, _ in nginx_find(children or [], "server"):
+            host, _, port = sargs[0].rpartition(":")
+            servers.append((host, port))
+        out[args[0]] = servers
+    return out
+
+def check_nginx_cluster():
+    f = "nginx/cluster.conf"
+    tree = nginx_parse(f"{DEPLOY}/{f}")
+    top = [(d, a) for d, a, c in tree if c is None]
+    upstreams = {args[0]: children for args, children in nginx_find(tree, "upstream")}
+    if "blobd_nodes" not in upstreams:
+        problem(f"{f}: no upstream blobd_nodes")
+    for name, children in upstreams.items():
+        servers = [a[0] for a, _ in nginx_find(children, "server")]
+        if len(set(servers)) < 2:
+            problem(f"{f}: upstream {name} should have two or more distinct servers, has {servers}")
+        if not list(nginx_find(children, "keepalive")):
+            problem(f"{f}: upstream {name} has no keepalive")
+    servers = [children for args, children in nginx_find(tree, "server") if children is not None]
+    if not servers:
+        problem(f"{f}: no server block")
+    for server in servers:
+        listen = " ".join(" ".join(a) for a, _ in nginx_find(server, "listen"))
+        def have(directive, *values):
+            found = [a for a, _ in nginx_find(server, directive)] + [a for d, a in top if d == directive]
+            return found and all(list(a[:len(values)]) == list(values) for a in found)
+        for directive, values in (("client_max_body_size", ("0",)), ("proxy_request_buffering", ("off",)),
+                                  ("proxy_buffering", ("off",)), ("proxy_http_version", ("1.1",))):
+            if not have(directive, *values):
+                problem(f"{f}: server on {listen}: want `{directive} {' '.join(values)}` everywhere it is set")
+        connection = [a for a, _ in nginx_find(server, "proxy_set_header") if a[0].lower() == "connection"]
+        if not connection or any(a[1:] != ['""'] for a in connection):
+            problem(f"{f}: server on {listen}: no `proxy_set_header Connection \"\"` (upstream keep-alive)")
+        passes = [a[0] for a, _ in nginx_find(server, "proxy_pass")]
+        for target in passes:
+            m = re.fullmatch(r"http://([^/]+)", target)
+            if not m or m.group(1) not in upstreams:
+                problem(f"{f}: server on {listen}: proxy_pass {target} is not an upstream of the file, or has a URI")
+        if not passes:
+            problem(f"{f}: server on {listen}: no proxy_pass")
+        nexts = [a for a, _ in nginx_find(server, "proxy_next_upstream")] + [a for d, a in top if d == "proxy_next_upstream"]
+        if not nexts:
+            problem(f"{f}: server on {listen}: no proxy_next_upstream")
+        for a in nexts:
+            if "error" not in a or "timeout" not in a:
+                problem(f"{f}: server on {listen}: proxy_next_upstream {' '.join(a)}: want error and timeout")
+            if "non_idempotent" in a:
+                problem(f"{f}: server on {listen}: proxy_next_upstream must not retry non-idempotent requests (POST, PATCH, LOCK)")
+            if any(x.startswith("http_") for x in a):
+                problem(f"{f}: server on {listen}: proxy_next_upstream {' '.join(a)}: a node's HTTP status is its answer, not a failure to retry")
+
 # --- README ------------------------------------------------------------------------------
 def check_readme():
     text = open(f"{DEPLOY}/README.md").read()
     for name in ("blobd.service", "blobd.env", "Dockerfile", "compose.yaml", "kubernetes/blobd.yaml",
-                 "nginx/blobd.conf", "check.sh", "-f deploy/Dockerfile", "fsck"):
+                 "nginx/blobd.conf", "nginx/blobd-s3.conf", "check.sh", "-f deploy/Dockerfile", "fsck",
+                 "compose-cluster.yaml", "kubernetes/cluster.yaml", "kubernetes/postgres-trial.yaml",
+                 "nginx/cluster.conf", "## Scale out", "migrate-index", "pg_dump", "--reclaim-grace",
+                 "blobd --index postgres://blobd@db/blobd --data-dir /mnt/cephfs/blobd --node-id a --listen 0.0.0.0:8080",
+                 "blobd --index postgres://blobd@db/blobd --data-dir /mnt/cephfs/blobd --node-id b --listen 0.0.0.0:8080"):
         if name not in text:
             problem(f"README.md does not mention {name}")
+    # Every file of deploy/ is in the table at the top.
+    table = text.split("\n## ", 1)[0]
+    for path in sorted(glob.glob(f"{DEPLOY}/**/*", recursive=True)):
+        rel = os.path.relpath(path, DEPLOY)
+        if os.path.isfile(path) and rel != "README.md" and f"]({rel})" not in table:
+            problem(f"README.md: {rel} is not in the table of files")
 
 try:
-    {"unit": check_unit, "env": check_env, "compose": check_compose, "k8s": check_k8s,
-     "dockerfile": check_dockerfile, "nginx": check_nginx, "readme": check_readme}[sys.argv[1]]()
+    {"unit": check_unit, "env": check_env, "compose": check_compose, "compose-cluster": check_compose_cluster,
+     "k8s": check_k8s, "k8s-cluster": check_k8s_cluster, "k8s-postgres": check_k8s_postgres,
+     "dockerfile": check_dockerfile, "nginx": check_nginx, "nginx-cluster": check_nginx_cluster,
+     "readme": check_readme}[sys.argv[1]]()
 except Exception as error:  # YAML syntax errors, missing files, unexpected shapes
     import yaml
     kind = "YAML syntax error" if isinstance(error, yaml.YAMLError) else type(error).__name__
@@ -466,31 +870,56 @@ pycheck env-file env "deploy/blobd.env: known BLOBD_* names, valid values"
 
 # --- compose -----------------------------------------------------------------------------
 pycheck compose compose "deploy/compose.yaml parses; build, port, volume, healthcheck"
+pycheck compose-cluster compose-cluster \
+    "deploy/compose-cluster.yaml parses; postgres, distinct node ids, one shared volume, nginx upstreams"
 if docker compose version >/dev/null 2>&1; then
-    if out=$(docker compose -f "$DEPLOY/compose.yaml" config -q 2>&1); then
-        pass compose-config "docker compose config"
-    else
-        fail compose-config "docker compose config"
-        printf '%s\n' "$out" | details
-    fi
+    for file in compose.yaml compose-cluster.yaml; do
+        # The cluster's database password comes from the environment; any value will do here.
+        if out=$(BLOBD_DB_PASSWORD=check docker compose -f "$DEPLOY/$file" config -q 2>&1); then
+            pass compose-config "docker compose config ($file)"
+        else
+            fail compose-config "docker compose config ($file)"
+            printf '%s\n' "$out" | details
+        fi
+    done
+elif command -v check-jsonschema >/dev/null 2>&1; then
+    # The Compose Specification's JSON schema, which check-jsonschema ships (no network).
+    for file in compose.yaml compose-cluster.yaml; do
+        if out=$(check-jsonschema --builtin-schema vendor.compose-spec "$DEPLOY/$file" 2>&1); then
+            pass compose-config "check-jsonschema against the Compose Specification ($file)"
+        else
+            fail compose-config "check-jsonschema against the Compose Specification ($file)"
+            printf '%s\n' "$out" | details
+        fi
+    done
 else
-    skip compose-config "docker compose not installed"
+    skip compose-config "neither docker compose nor check-jsonschema installed (structure checked above)"
 fi
 
 # --- Kubernetes --------------------------------------------------------------------------
 pycheck k8s-objects k8s "deploy/kubernetes/blobd.yaml parses; objects, probes, security"
+pycheck k8s-cluster k8s-cluster "deploy/kubernetes/cluster.yaml: Deployment >= 2, RWX claim, node id, index Secret"
+pycheck k8s-postgres k8s-postgres "deploy/kubernetes/postgres-trial.yaml: postgres:15, probes, security"
 if command -v kubeconform >/dev/null 2>&1; then
     # Downloads JSON schemas unless KUBECONFORM_FLAGS points at local ones
     # (e.g. KUBECONFORM_FLAGS="-schema-location /path/{{.ResourceKind}}.json").
     # shellcheck disable=SC2086
-    if out=$(kubeconform -strict -summary ${KUBECONFORM_FLAGS:-} "$DEPLOY/kubernetes/blobd.yaml" 2>&1); then
+    if out=$(kubeconform -strict -summary ${KUBECONFORM_FLAGS:-} "$DEPLOY"/kubernetes/*.yaml 2>&1); then
         pass kubeconform "$(printf '%s\n' "$out" | tail -n 1)"
     else
         fail kubeconform
         printf '%s\n' "$out" | details
     fi
+elif command -v kubernetes-validate >/dev/null 2>&1; then
+    # Its schemas come with it (pip install kubernetes-validate): nothing is downloaded.
+    if out=$(kubernetes-validate --strict --quiet "$DEPLOY"/kubernetes/*.yaml 2>&1); then
+        pass kubeconform "kubernetes-validate --strict ($(kubernetes-validate --version 2>&1))"
+    else
+        fail kubeconform "kubernetes-validate --strict"
+        printf '%s\n' "$out" | details
+    fi
 else
-    skip kubeconform "kubeconform not on PATH (structure checked by k8s-objects)"
+    skip kubeconform "neither kubeconform nor kubernetes-validate on PATH (structure checked by k8s-objects)"
 fi
 
 # --- Dockerfile --------------------------------------------------------------------------
@@ -509,13 +938,16 @@ fi
 
 # --- nginx -------------------------------------------------------------------------------
 pycheck nginx-directives nginx "deploy/nginx/blobd.conf streams, proxies, redirects"
+pycheck nginx-cluster nginx-cluster "deploy/nginx/cluster.conf streams; retries only what may be retried"
 
 # nginx -t on the server blocks, wrapped in a minimal nginx.conf in the temp dir.
 # nginx -t opens the listening sockets it checks (binds, then exits), so that it touches no
 # network port (nor clashes with a running web server) the test copy listens on Unix sockets
 # in the temp dir instead of :80 and :443; the certificate is a throw-away self-signed one.
+# Upstream servers named by host name (compose service names, unknown here) become
+# 127.0.0.1 with the same port: nginx -t resolves them and would fail, not on the file.
 nginx_test() {
-    local n="$TMP/nginx" out warnings
+    local file=$1 n="$TMP/nginx-${1%.conf}" out warnings
     mkdir -p "$n/logs"
     if ! out=$(openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
             -subj /CN=blobd.example.com -keyout "$n/key.pem" -out "$n/cert.pem" 2>&1); then
@@ -527,10 +959,11 @@ nginx_test() {
         -e "s#^\([[:space:]]*ssl_certificate_key\)[[:space:]].*#\1 $n/key.pem;#" \
         -e "s#^\([[:space:]]*listen[[:space:]]\{1,\}\)\[::\]:\([0-9]\{1,\}\)#\1unix:$n/v6-\2.sock#" \
         -e "s#^\([[:space:]]*listen[[:space:]]\{1,\}\)\([0-9]\{1,\}\)\([[:space:]]\|;\)#\1unix:$n/v4-\2.sock\3#" \
-        "$DEPLOY/nginx/blobd.conf" >"$n/blobd.conf"
-    if grep -Eq '^[[:space:]]*listen[[:space:]]+[^u[:space:]]' "$n/blobd.conf"; then
-        fail nginx-t "a listen line could not be moved to a Unix socket; nginx -t not run"
-        grep -E '^[[:space:]]*listen' "$n/blobd.conf" | details
+        -e "s#^\([[:space:]]*server[[:space:]]\{1,\}\)[A-Za-z][-A-Za-z0-9.]*:\([0-9]\{1,\}\)#\1127.0.0.1:\2#" \
+        "$DEPLOY/nginx/$file" >"$n/site.conf"
+    if grep -Eq '^[[:space:]]*listen[[:space:]]+[^u[:space:]]' "$n/site.conf"; then
+        fail nginx-t "$file: a listen line could not be moved to a Unix socket; nginx -t not run"
+        grep -E '^[[:space:]]*listen' "$n/site.conf" | details
         return
     fi
     cat >"$n/nginx.conf" <<EOF
@@ -544,20 +977,22 @@ http {
     fastcgi_temp_path $n/fastcgi;
     uwsgi_temp_path $n/uwsgi;
     scgi_temp_path $n/scgi;
-    include $n/blobd.conf;
+    include $n/site.conf;
 }
 EOF
     if out=$(nginx -t -p "$n/" -e "$n/logs/startup.log" -c "$n/nginx.conf" 2>&1); then
         warnings=$(printf '%s\n' "$out" | grep -F '[warn]' || true)
-        pass nginx-t "nginx -t on the server blocks ($(nginx -v 2>&1 | sed 's/.*: //'), listening on Unix sockets)"
+        pass nginx-t "nginx -t on $file ($(nginx -v 2>&1 | sed 's/.*: //'), listening on Unix sockets)"
         if [ -n "$warnings" ]; then printf '%s\n' "$warnings" | details; fi
     else
-        fail nginx-t "nginx -t"
+        fail nginx-t "nginx -t on $file"
         printf '%s\n' "$out" | details
     fi
 }
 if command -v nginx >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1; then
-    nginx_test
+    for conf in "$DEPLOY"/nginx/*.conf; do
+        nginx_test "$(basename "$conf")"
+    done
 else
     skip nginx-t "nginx or openssl not installed (Debian: nginx, openssl)"
 fi
