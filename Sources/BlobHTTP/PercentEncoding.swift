@@ -25,31 +25,33 @@ public enum PercentEncoding {
 
     /// Encodes every byte outside RFC 3986's unreserved set, keeping `/` as the segment separator.
     public static func encodePath(_ text: String) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for byte in text.utf8 {
-            if isUnreserved(byte) || byte == UInt8(ascii: "/") {
-                out.append(byte)
-            } else {
-                out.append(contentsOf: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        encode(text.utf8) { isUnreserved($0) || $0 == UInt8(ascii: "/") }
     }
 
     /// Encodes every byte outside RFC 3986's unreserved set, `/` included (AWS SigV4's URI
     /// encoding of query names and values).
     public static func encodeComponent(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
+        encode(bytes, keeping: isUnreserved)
+    }
+
+    /// `%XX` (uppercase) for every byte `keeping` refuses.
+    private static func encode(_ bytes: some Sequence<UInt8>, keeping: (UInt8) -> Bool) -> String {
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount)
         for byte in bytes {
-            if isUnreserved(byte) {
+            if keeping(byte) {
                 out.append(byte)
             } else {
-                out.append(contentsOf: [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+                out.append(UInt8(ascii: "%"))
+                out.append(upperHexDigit(byte >> 4))
+                out.append(upperHexDigit(byte & 0xF))
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func upperHexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 
     /// Splits a raw query string into decoded name/value pairs (`a=1&b=2`). Returns nil when

@@ -164,7 +164,7 @@ extension S3Service {
 
     /// GetObject and HeadObject: preconditions, then the whole object or one range.
     func read(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
-        let blob = try store.open(try blobKey(bucket, key))
+        let blob = try openObject(bucket, key)
         let record = blob.record
         let etag = Self.etag(record)
         var headers: [(name: String, value: String)] = [

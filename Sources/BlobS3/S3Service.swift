@@ -2,6 +2,7 @@ import BlobHTTP
 import BlobStore
 import Logging
 import MicroHTTPD
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -309,15 +310,39 @@ public final class S3Service: HTTPHandler {
     /// The blob key of object `key` in `bucket`, after checking the bucket exists.
     func blobKey(_ bucket: String, _ key: String) throws -> BlobKey {
         try requireBucket(bucket)
+        return try Self.blobKey(bucket, key)
+    }
+
+    /// The blob of object `key` in `bucket`, without looking the bucket up.
+    static func blobKey(_ bucket: String, _ key: String) throws -> BlobKey {
         guard key.utf8.count <= 1024 else { throw S3Error(.keyTooLong, "Your key is too long.") }
         return try BlobKey(bucket + "/" + key)
+    }
+
+    /// Opens object `key` for reading. The bucket is looked up only when the object is not
+    /// there, to tell NoSuchBucket from NoSuchKey: an object's bucket exists (a bucket is
+    /// deleted only when empty), so a GET that finds its object costs one index read.
+    func openObject(_ bucket: String, _ key: String) throws -> OpenBlob {
+        do {
+            return try store.open(try Self.blobKey(bucket, key))
+        } catch StoreError.notFound {
+            try requireBucket(bucket)
+            throw StoreError.notFound
+        }
     }
 }
 
 /// Request ids: 16 hex digits, unique enough to find a request in the logs.
+/// A random 32-bit prefix chosen at start, then a counter: unique within a run and across
+/// nodes, and no system call per request.
 enum RequestID {
+    private static let prefix = UInt32.random(in: 0...UInt32.max)
+    private static let counter = Atomic<UInt32>(0)
+
     static func next() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return hex((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) }).uppercased()
+        let count = counter.add(1, ordering: .relaxed).newValue
+        let value = UInt64(prefix) << 32 | UInt64(count)
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -1,5 +1,6 @@
 import BlobHTTP
 import BlobStore
+import Synchronization
 import CCrypto
 import MicroHTTPD
 
@@ -109,11 +110,22 @@ enum SigV4 {
 
     /// The signing key: HMAC chain over date, region, service and "aws4_request".
     static func signingKey(secret: String, _ signed: Signed) -> [UInt8] {
+        let scope = secret + "\n" + self.scope(signed)
+        if let known = signingKeys.withLock({ $0[scope] }) { return known }
         var key = hmac(Array(("AWS4" + secret).utf8), Array(signed.scopeDate.utf8))
         key = hmac(key, Array(signed.region.utf8))
         key = hmac(key, Array(signed.service.utf8))
-        return hmac(key, Array("aws4_request".utf8))
+        key = hmac(key, Array("aws4_request".utf8))
+        signingKeys.withLock { keys in
+            if keys.count >= 256 { keys.removeAll() }
+            keys[scope] = key
+        }
+        return key
     }
+
+    /// Signing keys by secret and scope: a key serves every request of its day and region, so
+    /// its four HMACs are computed once (kept in memory beside the secrets themselves).
+    private static let signingKeys = Mutex<[String: [UInt8]]>([:])
 
     /// The hex signature of `stringToSign`.
     static func signature(secret: String, _ signed: Signed, stringToSign: String) -> String {

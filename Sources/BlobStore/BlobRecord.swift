@@ -118,13 +118,21 @@ public struct BlobAttributes: Sendable, Equatable {
     }
 }
 
-/// Lowercase hex of `bytes`.
+/// Lowercase hex of `bytes`. Inlinable, so that callers in other modules get a version
+/// specialized for their collection (digests are hexed on every S3 request).
+@inlinable
 public func hex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
     var out: [UInt8] = []
+    out.reserveCapacity(bytes.underestimatedCount * 2)
     for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0F)])
+        out.append(hexDigit(byte >> 4))
+        out.append(hexDigit(byte & 0x0F))
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// The lowercase hex digit of a value 0...15.
+@inlinable
+func hexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
 }

@@ -12,6 +12,10 @@ struct Blobd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blobd",
         abstract: "An HTTP blob service: one node on SQLite, or several on PostgreSQL and a shared file system.",
+        discussion: """
+            `blobd [flags]` serves; `blobd serve --help` lists its flags (--data-dir, --listen, --s3-listen, \
+            --tokens-file, --index, --node-id, ...), each also a BLOBD_* variable.
+            """,
         version: blobdVersion,
         subcommands: [Serve.self, Fsck.self, MigrateIndex.self],
         defaultSubcommand: Serve.self)
