@@ -212,7 +212,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
         try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
-                let row = try connection.execute("SELECT count(*) AS count, coalesce(sum(size), 0) AS bytes FROM blobs").rows.first
+                let row = try connection.execute("SELECT count(*) AS count, coalesce(sum(size), 0)::bigint AS bytes FROM blobs").rows.first
                 return (Int(row?.int("count") ?? 0), UInt64(max(0, row?.int("bytes") ?? 0)))
             }
         }

@@ -37,27 +37,36 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A parameter of a statement, sent in text format (bytea as `\x` hex).
+/// A parameter of a statement. Its type is the one the server infers from the statement;
+/// bytea goes in binary format (its bytes, no escaping), numbers and text in text format,
+/// which suits whichever integer or text type the column has.
 public enum PostgresValue: Sendable {
     case text(String)
     case int(Int64)
     case bytes([UInt8])
     case null
 
-    var text: String? {
+    /// The bytes on the wire, nil for NULL.
+    var wire: [UInt8]? {
         switch self {
-        case .text(let text): text
-        case .int(let value): String(value)
-        case .bytes(let bytes): "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
+        case .text(let text): Array(text.utf8)
+        case .int(let value): Array(String(value).utf8)
+        case .bytes(let bytes): bytes
         case .null: nil
         }
     }
+
+    /// 1 (binary) for bytea, 0 (text) for the rest.
+    var format: Int32 {
+        if case .bytes = self { return 1 }
+        return 0
+    }
 }
 
-/// The rows a statement returned, read in text format.
+/// The rows a statement returned, in binary format.
 public struct PostgresRows: Sendable {
     public let columns: [String: Int]
-    private let values: [[String?]]
+    private let values: [[[UInt8]?]]
     /// Rows the statement changed (INSERT, UPDATE, DELETE).
     public let affected: Int
 
@@ -68,7 +77,10 @@ public struct PostgresRows: Sendable {
         self.columns = columns
         values = (0..<rows).map { row in
             (0..<fields).map { field in
-                PQgetisnull(result, Int32(row), Int32(field)) == 1 ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(field)))
+                guard PQgetisnull(result, Int32(row), Int32(field)) == 0 else { return nil }
+                let length = Int(PQgetlength(result, Int32(row), Int32(field)))
+                guard length > 0, let pointer = PQgetvalue(result, Int32(row), Int32(field)) else { return [] }
+                return pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
             }
         }
         affected = Int(String(cString: PQcmdTuples(result))) ?? 0
@@ -81,46 +93,29 @@ public struct PostgresRows: Sendable {
     public var rows: [PostgresRow] { values.map { PostgresRow(columns: columns, values: $0) } }
 }
 
-/// One row, by column name.
+/// One row, by column name, decoding PostgreSQL's binary formats: text and bytea as bytes,
+/// smallint, integer and bigint big-endian, boolean one byte.
 public struct PostgresRow: Sendable {
     let columns: [String: Int]
-    let values: [String?]
+    let values: [[UInt8]?]
 
-    public func text(_ column: String) -> String? {
+    public func bytes(_ column: String) -> [UInt8]? {
         columns[column].flatMap { values[$0] }
     }
 
+    public func text(_ column: String) -> String? {
+        bytes(column).map { String(decoding: $0, as: UTF8.self) }
+    }
+
     public func int(_ column: String) -> Int64? {
-        text(column).flatMap { Int64($0) }
+        guard let bytes = bytes(column), [2, 4, 8].contains(bytes.count) else { return nil }
+        var value: Int64 = Int64(Int8(bitPattern: bytes[0]))  // sign-extended
+        for byte in bytes.dropFirst() { value = value << 8 | Int64(byte) }
+        return value
     }
 
     public func bool(_ column: String) -> Bool? {
-        text(column).map { $0 == "t" }
-    }
-
-    /// A bytea column (PostgreSQL's default hex output, `\x...`).
-    public func bytes(_ column: String) -> [UInt8]? {
-        guard let text = text(column) else { return nil }
-        let digits = Array(text.utf8.dropFirst(2))
-        guard text.hasPrefix("\\x"), digits.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        bytes(column).map { $0.first == 1 }
     }
 }
 
@@ -162,9 +157,8 @@ public final class PostgresConnection {
             PQclear(result)
             prepared[sql] = name
         }
-        let texts = parameters.map(\.text)
-        let result = withCStrings(texts) { pointers in
-            PQexecPrepared(connection, name, Int32(pointers.count), pointers, nil, nil, 0)
+        let result = withWire(parameters) { pointers, lengths, formats in
+            PQexecPrepared(connection, name, Int32(pointers.count), pointers, lengths, formats, 1)
         }
         try check(result)
         defer { PQclear(result) }
@@ -200,9 +194,18 @@ public final class PostgresConnection {
     }
 }
 
-/// Calls `body` with C strings for `values` (NULL for nil), valid during the call.
-private func withCStrings<T>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
-    let copies = values.map { $0.map { strdup($0) } ?? nil }
-    defer { for copy in copies { free(copy) } }
-    return body(copies.map { $0.map { UnsafePointer($0) } })
+/// Calls `body` with the parameters' bytes (NULL for nil; text ones NUL-terminated), lengths
+/// and formats, valid during the call.
+private func withWire<T>(_ parameters: [PostgresValue], _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) -> T) -> T {
+    let values = parameters.map(\.wire)
+    let copies: [UnsafeMutablePointer<UInt8>?] = values.map { value in
+        guard let value else { return nil }
+        let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: value.count + 1)
+        copy.initialize(from: value, count: value.count)
+        copy[value.count] = 0
+        return copy
+    }
+    defer { for copy in copies { copy?.deallocate() } }
+    let pointers = copies.map { $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } }
+    return body(pointers, values.map { Int32($0?.count ?? 0) }, parameters.map(\.format))
 }
