@@ -27,7 +27,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-s3 bench-logs bench-deps clean
+.PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -61,17 +61,23 @@ clean:
 	rm -rf .build
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the S3 benchmark (bench-s3,
-# ~4 minutes); never part of `make test`.
+# ~4 minutes) and the cluster benchmark (bench-cluster, ~6 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
 bench: release bench-deps python-deps
 	bench/run
 	python3 bench/s3bench.py
+	python3 bench/cluster.py
 
 # Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
 # throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).
 bench-s3: release bench-deps python-deps
 	python3 bench/s3bench.py
+
+# Only the cluster benchmark: one node on SQLite, one and two nodes on a throwaway PostgreSQL 15,
+# one node on a ceph-fuse mount (tools/ceph-local.sh); table in bench/results/cluster.md (< 12 minutes).
+bench-cluster: release bench-deps
+	python3 bench/cluster.py
 
 # The same reads with the access logs of nginx (to a file) and blobd (its default) both on,
 # beside a blobd with its log off: blobd's log must cost under 10 % (< 4 minutes).

@@ -70,11 +70,11 @@ public struct PostgresRows: Sendable {
     /// Rows the statement changed (INSERT, UPDATE, DELETE).
     public let affected: Int
 
-    init(result: OpaquePointer) {
+    /// `columns`: the statement's column names, when already known (they are the same on every
+    /// execution of a prepared statement).
+    init(result: OpaquePointer, columns known: [String: Int]? = nil) {
         let rows = Int(PQntuples(result)), fields = Int(PQnfields(result))
-        var columns: [String: Int] = [:]
-        for field in 0..<fields { columns[String(cString: PQfname(result, Int32(field)))] = field }
-        self.columns = columns
+        self.columns = known ?? Self.columns(of: result)
         values = (0..<rows).map { row in
             (0..<fields).map { field in
                 guard PQgetisnull(result, Int32(row), Int32(field)) == 0 else { return nil }
@@ -84,6 +84,12 @@ public struct PostgresRows: Sendable {
             }
         }
         affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    static func columns(of result: OpaquePointer) -> [String: Int] {
+        var columns: [String: Int] = [:]
+        for field in 0..<Int(PQnfields(result)) { columns[String(cString: PQfname(result, Int32(field)))] = field }
+        return columns
     }
 
     public var count: Int { values.count }
@@ -123,7 +129,8 @@ public struct PostgresRow: Sendable {
 /// Statements are prepared on first use and reused by name.
 public final class PostgresConnection {
     private let connection: OpaquePointer
-    private var prepared: [String: String] = [:]
+    /// Prepared statements by their text: the name, and the result's columns once seen.
+    private var prepared: [String: (name: String, columns: [String: Int]?)] = [:]
     /// Statements that have succeeded on this connection.
     public private(set) var succeeded = 0
 
@@ -149,13 +156,13 @@ public final class PostgresConnection {
     public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         let name: String
         if let known = prepared[sql] {
-            name = known
+            name = known.name
         } else {
             name = "s\(prepared.count)"
             let result = PQprepare(connection, name, sql, Int32(parameters.count), nil)
             try check(result)
             PQclear(result)
-            prepared[sql] = name
+            prepared[sql] = (name, nil)
         }
         let result = withWire(parameters) { pointers, lengths, formats in
             PQexecPrepared(connection, name, Int32(pointers.count), pointers, lengths, formats, 1)
@@ -164,7 +171,9 @@ public final class PostgresConnection {
         defer { PQclear(result) }
         guard let result else { throw .unavailable(Self.message(connection)) }
         succeeded += 1
-        return PostgresRows(result: result)
+        let columns = prepared[sql]?.columns ?? PostgresRows.columns(of: result)
+        prepared[sql]?.columns = columns
+        return PostgresRows(result: result, columns: columns)
     }
 
     /// Runs statements without parameters or preparation (schema changes, BEGIN, COMMIT).
