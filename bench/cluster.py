@@ -15,6 +15,8 @@ import argparse, http.client, os, re, resource, shutil, signal, statistics, subp
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import BenchError, left, logger  # noqa: E402
 from bench import CLK_TCK, GiB, KiB, MiB, children_of, free_port, parse_size, proc_cpu_ticks, user_process_ticks  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -22,34 +24,14 @@ CEPH_LOCAL = os.path.join(REPO, "tools", "ceph-local.sh")
 SMALL, CONNS = 4 * KiB, 16
 LABELS = {"sqlite": "1 node, SQLite", "pg1": "1 node, PostgreSQL", "pg2": "2 nodes, PostgreSQL", "ceph": "1 node, CephFS"}
 GOALS = {"PUT": 0.7, "GET": 0.5}  # PostgreSQL / SQLite, one node
-DEADLINE, MARKER = 0.0, None
+MARKER = None
 
 
-class BenchError(Exception):
-    pass
-
-
-def log(msg):
-    print(f"[cluster {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def left(want):
-    """`want` seconds, cut to what is left of the run's time budget."""
-    rest = DEADLINE - time.monotonic()
-    if rest < 2:
-        raise BenchError("out of time: the run's --time-budget is spent")
-    return max(1, int(min(want, rest)))
+log = logger("cluster")
 
 
 def run(argv, want=60, check=True):
-    t = left(want)
-    try:
-        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=t)
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"timed out after {t} s: {' '.join(argv)[:200]}")
-    if check and p.returncode != 0:
-        raise BenchError(f"exit {p.returncode}: {' '.join(argv)[:200]}\n{(p.stdout + p.stderr)[-1500:]}")
-    return p
+    return harness.run(argv, want, check)
 
 
 class Postgres:
@@ -230,14 +212,10 @@ def put_many(port, keys, body, threads=8):
 
 def curl(args, want):
     """One curl request: (HTTP code, bytes up, bytes down, seconds)."""
-    t = left(want)
-    p = run(["curl", "-sS", "--max-time", str(t), "-o", "/dev/null", "-w",
-             "%{http_code} %{size_upload} %{size_download} %{time_total}"] + args, want=t + 5, check=False)
-    try:
-        code, up, down, secs = p.stdout.split()
-        return int(code), int(float(up)), int(float(down)), float(secs)
-    except ValueError:
-        raise BenchError(f"curl {' '.join(args)[:150]}: {(p.stdout + p.stderr).strip()[:300]}")
+    code, up, down, secs, message = harness.curl(args, want)
+    if code == 0:
+        raise BenchError(f"curl {' '.join(args)[:150]}: {message}")
+    return code, up, down, secs
 
 
 class Cluster:
@@ -527,7 +505,7 @@ def report(a, c, total):
 
 
 def main():
-    global DEADLINE, MARKER
+    global MARKER
     ap = argparse.ArgumentParser(description="blobd on SQLite, PostgreSQL, two nodes and CephFS (see bench/README.md)")
     ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
     ap.add_argument("--tmpdir", default=os.environ.get("BENCH_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
@@ -548,7 +526,7 @@ def main():
     a.out = ("" if a.quick else os.path.join(HERE, "results", "cluster.md")) if a.out is None else a.out
     a.setups = [x for x in a.setups.split(",") if x and (a.big or x != "ceph")]
     t_start = time.monotonic()
-    DEADLINE = t_start + a.time_budget
+    harness.set_budget(a.time_budget)
     missing = [x for x in ("wrk", "curl", "psql", f"{PG_BIN}/initdb") if shutil.which(x) is None]
     if missing or not os.access(a.blobd, os.X_OK):
         sys.exit(f"cluster: missing {' '.join(missing) or a.blobd} (make deps bench-deps; make release)")

@@ -20,38 +20,18 @@ import argparse, glob, hashlib, json, os, re, resource, shlex, shutil, signal, s
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import BenchError, left, logger, run  # noqa: E402
 from bench import CLK_TCK, GiB, KiB, MiB, free_port, parse_size, proc_cpu_ticks, user_process_ticks  # noqa: E402
 
 BUCKET, SMALL, CONNS = "bench", 4 * KiB, 16
 TARGETS = ("blobd-v1", "blobd-S3", "RGW-S3")
 GOALS = {"get": 0.95, "put": 0.85}  # blobd S3 / blobd /v1; blobd S3 / RGW must be > 1
 CEPH_LOCAL = os.path.join(REPO, "tools", "ceph-local.sh")
-DEADLINE = 0.0
 OURS = {os.getpid()}  # blobd and the Ceph daemons join: every other process's CPU is "foreign"
 
 
-class BenchError(Exception):
-    pass
-
-
-def log(msg):
-    print(f"[s3bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def left(want):
-    """`want` seconds, cut to what is left of the run's time budget."""
-    rest = DEADLINE - time.monotonic()
-    if rest < 2:
-        raise BenchError("out of time: the run's --time-budget is spent")
-    return max(1, int(min(want, rest)))
-
-
-def run(argv, want=60, cwd=None):
-    t = left(want)
-    try:
-        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=t, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"timed out after {t} s: {' '.join(argv)[:200]}")
+log = logger("s3bench")
 
 
 class Meter:
@@ -116,15 +96,8 @@ def s3_client(endpoint, access_key, secret_key):
 
 
 def curl(target, args, want):
-    """One curl request: (HTTP code, bytes up, bytes down, seconds, stderr)."""
-    t = left(want)
-    p = run(["curl", "-sS", "--max-time", str(t), "-o", "/dev/null", "-w",
-             "%{http_code} %{size_upload} %{size_download} %{time_total}"] + target.headers + args, want=t + 5)
-    try:
-        code, up, down, secs = p.stdout.split()
-        return int(code), int(float(up)), int(float(down)), float(secs), p.stderr.strip()[:300]
-    except ValueError:
-        return 0, 0, 0, 0.0, (p.stdout + p.stderr).strip()[:300]
+    """One curl request with the target's headers: (HTTP code, bytes up, bytes down, seconds, message)."""
+    return harness.curl(target.headers + args, want)
 
 
 def sha256_of_get(target, url):
@@ -415,7 +388,6 @@ def report(a, b, total):
 
 
 def main():
-    global DEADLINE
     ap = argparse.ArgumentParser(description="blobd S3 vs blobd /v1 vs Ceph RGW (see bench/README.md)")
     ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
     ap.add_argument("--tmpdir", default=os.environ.get("BENCH_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
@@ -435,7 +407,7 @@ def main():
     if a.out is None:
         a.out = "" if a.quick else os.path.join(HERE, "results", "s3.md")
     t_start = time.monotonic()
-    DEADLINE = t_start + a.time_budget
+    harness.set_budget(a.time_budget)
     missing = [x for x in ("wrk", "curl") if shutil.which(x) is None]
     if missing or not os.access(a.blobd, os.X_OK):
         sys.exit(f"s3bench: missing {' '.join(missing) or a.blobd} (make bench-deps; make release)")
