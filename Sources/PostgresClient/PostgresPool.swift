@@ -82,13 +82,15 @@ public final class PostgresPool: Sendable {
     }
 
     /// The URL with libpq's defaults for a server: connect within 5 s, notice a dead peer
-    /// within about 20 s.
+    /// within about 20 s, and `synchronous_commit` on for blobd's sessions whatever the server's
+    /// default (an acknowledged write must survive a database crash).
     static func withDefaults(_ url: String) -> String {
-        let defaults = ["connect_timeout": "5", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "2",
-                        "application_name": "blobd"]
         let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
+        let defaults = [("application_name", "blobd"), ("connect_timeout", "5"), ("keepalives_count", "2"),
+                        ("keepalives_idle", "10"), ("keepalives_interval", "5"),
+                        ("options", isURL ? "-c%20synchronous_commit%3Don" : "'-c synchronous_commit=on'")]
         var result = url
-        for (name, value) in defaults.sorted(by: { $0.key < $1.key }) where !url.contains(name + "=") {
+        for (name, value) in defaults where !url.contains(name + "=") {
             if isURL {
                 result += (result.contains("?") ? "&" : "?") + "\(name)=\(value)"
             } else {

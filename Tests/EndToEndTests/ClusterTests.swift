@@ -488,6 +488,9 @@ struct ClusterToolTests {
         let metrics = try curl([node.baseURL + "/metrics"]).text
         #expect(metrics.contains("blobd_build_info{node=\"node-7\",version="), "\(metrics.prefix(400))")
         #expect(metrics.contains("blobd_blobs_stored{node=\"node-7\"} 1"))
+        let sessions = String(decoding: try postgres.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'blobd' AND backend_type = 'client backend'").stdout, as: UTF8.self)
+        #expect((Int(sessions.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "blobd's pooled sessions, named: \(sessions)")
         #expect(node.stop() == 0)
         #expect(node.stderr.contains("postgres://blobd:***@127.0.0.1"), "the redacted URL is logged")
         #expect(!node.stderr.contains("Sup3rSecret"))
