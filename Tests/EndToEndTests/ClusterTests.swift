@@ -282,10 +282,13 @@ struct ClusterTests {
         for i in 0..<20 {
             #expect(try curl(["-X", "PUT", "--data-binary", "kept \(i)", cluster.nodes[0].baseURL + "/v1/blobs/kept/\(i)"]).status == 201)
         }
-        func slowUpload(_ node: BlobdProcess, _ key: String, rate: String) throws -> Process {
+        // Loopback socket buffers take the first few MiB at once whatever curl's rate limit, so
+        // the upload to be killed is far larger than what can arrive before the kill.
+        let doomedFile = cluster.shared.file("doomed", testBytes(48 * 1024 * 1024, seed: 10))
+        func slowUpload(_ node: BlobdProcess, _ key: String, rate: String, file: String? = nil) throws -> Process {
             let upload = Process()
             upload.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", rate, "-X", "PUT", "-T", bodyFile,
+            upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", rate, "-X", "PUT", "-T", file ?? bodyFile,
                                 node.baseURL + "/v1/blobs/" + key]
             upload.standardOutput = Pipe()
             try upload.run()
@@ -293,7 +296,7 @@ struct ClusterTests {
         }
         // An upload to A, killed in mid-body.
         let before = Set(files(under: cluster.dataDir + "/blobs"))
-        let doomed = try slowUpload(cluster.nodes[0], "doomed", rate: "2M")
+        let doomed = try slowUpload(cluster.nodes[0], "doomed", rate: "2M", file: doomedFile)
         usleep(1_000_000)
         #expect(files(under: cluster.dataDir + "/blobs").count == before.count + 1, "the doomed upload's file is being written")
         cluster.nodes[0].stop(signal: SIGKILL)
@@ -439,7 +442,7 @@ struct ClusterToolTests {
         }
         #expect(try curl(["-X", "PUT", "--data-binary", "replaced", b.baseURL + "/v1/blobs/f/1"]).status == 200)
         // A slow upload in flight on B while fsck runs.
-        let bodyFile = cluster.shared.file("slow", testBytes(4 * 1024 * 1024, seed: 2))
+        let bodyFile = cluster.shared.file("slow", testBytes(16 * 1024 * 1024, seed: 2))
         let slow = Process()
         slow.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         slow.arguments = ["-s", "-o", "/dev/null", "--limit-rate", "1M", "-T", bodyFile, b.baseURL + "/v1/blobs/slow"]
