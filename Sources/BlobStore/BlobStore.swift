@@ -351,10 +351,6 @@ public final class BlobStore: Sendable {
         }
     }
 
-    /// True if the index answers (for /readyz).
-    public func indexIsReachable() -> Bool {
-        sharedIndex?.isReachable() ?? true
-    }
 
     private func crash(at point: BlobStoreOptions.CrashPoint) {
         if options.crashPoint == point { kill(getpid(), SIGKILL) }

@@ -24,14 +24,6 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         try run { () throws(PostgresError) in try PostgresSchema.migrate(pool) }
     }
 
-    /// The pool, for the cluster's own bookkeeping (leases, reclaim).
-    var connections: PostgresPool { pool }
-
-    /// True if the database answers.
-    public func isReachable() -> Bool {
-        (try? pool.withConnection { connection throws(PostgresError) in try connection.execute("SELECT 1") }) != nil
-    }
-
     // MARK: Blobs
 
     static let columns = """

@@ -76,11 +76,6 @@ public final class PostgresPool: Sendable {
         }
     }
 
-    /// Drops every idle connection (after PostgreSQL restarted, say).
-    public func reset() {
-        idle.withLock { $0.removeAll() }
-    }
-
     /// The URL with libpq's defaults for a server: connect within 5 s, notice a dead peer
     /// within about 20 s, and `synchronous_commit` on for blobd's sessions whatever the server's
     /// default (an acknowledged write must survive a database crash).
