@@ -61,7 +61,7 @@ clean:
 	rm -rf .build
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the S3 benchmark (bench-s3,
-# ~4 minutes) and the cluster benchmark (bench-cluster, ~6 minutes); never part of `make test`.
+# ~4 minutes) and the cluster benchmark (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
 bench: release bench-deps python-deps
@@ -75,7 +75,7 @@ bench-s3: release bench-deps python-deps
 	python3 bench/s3bench.py
 
 # Only the cluster benchmark: one node on SQLite, one and two nodes on a throwaway PostgreSQL 15,
-# one node on a ceph-fuse mount (tools/ceph-local.sh); table in bench/results/cluster.md (< 12 minutes).
+# one node on a ceph-fuse mount (tools/ceph-local.sh); table in bench/results/cluster.md (~4 minutes, at most 12).
 bench-cluster: release bench-deps
 	python3 bench/cluster.py
 
