@@ -507,19 +507,12 @@ def report(a, c, total):
 def main():
     global MARKER
     ap = argparse.ArgumentParser(description="blobd on SQLite, PostgreSQL, two nodes and CephFS (see bench/README.md)")
-    ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
-    ap.add_argument("--tmpdir", default=os.environ.get("BENCH_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
-    ap.add_argument("--rounds", type=int, default=2, help="runs per set-up and workload (A,B,C,A,B,C)")
-    ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    harness.add_common_arguments(ap, REPO, "set-up", "cluster.md", time_budget=720)
     ap.add_argument("--big", type=parse_size, default=GiB, help="size of the big upload (0: no big workloads, no Ceph)")
     ap.add_argument("--get-repeats", type=int, default=2, help="big downloads per run")
     ap.add_argument("--get-keys", type=int, default=1000, help="4 KiB keys the small GETs cycle over")
-    ap.add_argument("--touch-gib", type=float, default=3.0, help="memory touched before each write run (see README)")
     ap.add_argument("--setups", default="sqlite,pg1,pg2,ceph", help="a subset, for experiments")
     ap.add_argument("--no-pg-stats", dest="pg_stats", action="store_false", help="without pg_stat_statements")
-    ap.add_argument("--time-budget", type=int, default=720, help="seconds; the run stops itself after that")
-    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 s, 64 MiB, no report file")
-    ap.add_argument("--out", default=None, help="report path (default bench/results/cluster.md; '' for none)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.duration, a.big, a.get_repeats, a.get_keys, a.touch_gib = 1, 2, min(a.big, 64 * MiB), 1, 100, 0

@@ -1,5 +1,6 @@
 """What bench/s3bench.py and bench/cluster.py share: a time budget that every command they run
 stays within (so a run stops itself), log lines, and one timed curl request."""
+import os
 import subprocess
 import sys
 import time
@@ -56,3 +57,17 @@ def curl(args, want):
         return int(code), int(float(up)), int(float(down)), float(secs), p.stderr.strip()[:300]
     except ValueError:
         return 0, 0, 0, 0.0, (p.stdout + p.stderr).strip()[:300]
+
+
+def add_common_arguments(ap, repo, what, result, time_budget):
+    """The options both benchmarks take: the binary, the temp dir, rounds, run length, the
+    memory touched before writes, the time budget, a quick smoke run and the report path.
+    `what` names a round's unit (a target, a set-up); `result` the default report file."""
+    ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(repo, ".build/release/blobd")))
+    ap.add_argument("--tmpdir", default=os.environ.get("BENCH_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
+    ap.add_argument("--rounds", type=int, default=2, help=f"runs per {what} and workload (A,B,C,A,B,C)")
+    ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    ap.add_argument("--touch-gib", type=float, default=3.0, help="memory touched before each write run (see README)")
+    ap.add_argument("--time-budget", type=int, default=time_budget, help="seconds; the run stops itself after that")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 s, 64 MiB, no report file")
+    ap.add_argument("--out", default=None, help=f"report path (default bench/results/{result}; '' for none)")

@@ -4,17 +4,10 @@
 -- PUT sends the same SIZE-byte random body every time; extra headers (the bearer token of
 -- /v1) come from wrk -H. Every answer outside 200-299 is counted and printed in the summary.
 -- wrk ... -s s3_urls.lua http://HOST:PORT -- FILE GET|PUT [SIZE]
-local threads = {}
-local next_id = 0
-
-function setup(thread)
-   thread:set("tid", next_id)
-   next_id = next_id + 1
-   table.insert(threads, thread)
-end
+dofile("wrk_common.lua")
+dofile("wrk_status.lua")
 
 local reqs, n, i = {}, 0, 0
-non2xx = 0   -- global: done() reads it with thread:get
 
 function init(args)
    local file, method, size = args[1], args[2] or "GET", tonumber(args[3] or 4096)
@@ -38,21 +31,4 @@ end
 function request()
    i = i % n + 1
    return reqs[i]
-end
-
-function response(status, headers, body)
-   if status < 200 or status > 299 then
-      non2xx = non2xx + 1
-      if non2xx <= 3 then io.stderr:write("non-2xx " .. status .. ": " .. string.sub(body or "", 1, 300) .. "\n") end
-   end
-end
-
-function done(summary, latency, requests)
-   local bad = 0
-   for _, t in ipairs(threads) do bad = bad + (t:get("non2xx") or 0) end
-   local e = summary.errors
-   io.write(string.format(
-      "BENCH requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d non2xx=%d p50_us=%d p99_us=%d max_us=%d\n",
-      summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write,
-      e.status, e.timeout, bad, latency:percentile(50.0), latency:percentile(99.0), latency.max))
 end

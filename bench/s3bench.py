@@ -389,18 +389,11 @@ def report(a, b, total):
 
 def main():
     ap = argparse.ArgumentParser(description="blobd S3 vs blobd /v1 vs Ceph RGW (see bench/README.md)")
-    ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
-    ap.add_argument("--tmpdir", default=os.environ.get("BENCH_TMPDIR") or os.environ.get("TMPDIR") or "/tmp")
-    ap.add_argument("--rounds", type=int, default=2, help="runs per target and workload (A,B,C,A,B,C)")
-    ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    harness.add_common_arguments(ap, REPO, "target", "s3.md", time_budget=600)
     ap.add_argument("--big", type=parse_size, default=GiB, help="size of the big object (default 1G)")
     ap.add_argument("--get-repeats", type=int, default=3, help="big GETs per run (one takes ~0.5 s on blobd)")
     ap.add_argument("--put-keys", type=int, default=2000, help="presigned PUT URLs per target that wrk cycles over")
     ap.add_argument("--get-keys", type=int, default=200, help="objects the small GETs cycle over")
-    ap.add_argument("--touch-gib", type=float, default=3.0, help="memory touched before each PUT run (see README)")
-    ap.add_argument("--time-budget", type=int, default=600, help="seconds; the run stops itself after that")
-    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 s, 64 MiB, no report file")
-    ap.add_argument("--out", default=None, help="report path (default bench/results/s3.md; '' for none)")
     a = ap.parse_args()
     if a.quick:
         a.rounds, a.duration, a.big, a.get_repeats, a.put_keys, a.get_keys, a.touch_gib = 1, 2, 64 * MiB, 1, 200, 20, 0
