@@ -179,11 +179,10 @@ public final class S3Service: HTTPHandler {
 
     private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                        authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        let names = Set(query.map(\.name))
-        for unsupported in ["tagging", "policy", "lifecycle", "cors", "website", "replication",
-                            "encryption", "object-lock", "retention", "legal-hold", "notification", "logging", "torrent"]
-        where names.contains(unsupported) {
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported)'.")
+        // A handful of parameters at most: a scan beats building a set on every request.
+        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
+        if let unsupported = query.first(where: { Self.unsupportedSubresources.contains($0.name) }) {
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported.name)'.")
         }
         switch (target, head.method) {
         case (.service, "GET"), (.service, "HEAD"):
@@ -191,7 +190,7 @@ public final class S3Service: HTTPHandler {
         case (.service, _):
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case (.bucket(let name), "PUT"):
-            if names.contains("acl") || names.contains("versioning") {
+            if has("acl") || has("versioning") {
                 throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
             }
             return .respond(try createBucket(name, requestID: requestID))
@@ -201,38 +200,38 @@ public final class S3Service: HTTPHandler {
         case (.bucket(let name), "DELETE"):
             try store.buckets.removeBucket(name)
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
-        case (.bucket(let name), "GET") where names.contains("uploads"):
+        case (.bucket(let name), "GET") where has("uploads"):
             return .respond(try listMultipartUploads(bucket: name, query: query, requestID: requestID))
         case (.bucket(let name), "GET"):
             try requireBucket(name)
-            if names.contains("location") {
+            if has("location") {
                 return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
             }
-            if names.contains("versioning") {
+            if has("versioning") {
                 return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
             }
-            if names.contains("acl") {
+            if has("acl") {
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
             return .respond(try list(name, query: query, requestID: requestID))
-        case (.bucket(let name), "POST") where names.contains("delete"):
+        case (.bucket(let name), "POST") where has("delete"):
             return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
-        case (.object(let bucket, let key), "POST") where names.contains("uploads"):
+        case (.object(let bucket, let key), "POST") where has("uploads"):
             return .respond(try createMultipart(head, bucket: bucket, key: key, requestID: requestID))
-        case (.object(let bucket, let key), "POST") where names.contains("uploadId"):
+        case (.object(let bucket, let key), "POST") where has("uploadId"):
             return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
-        case (.object(let bucket, let key), "PUT") where names.contains("uploadId"):
+        case (.object(let bucket, let key), "PUT") where has("uploadId"):
             return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
-        case (.object(let bucket, let key), "GET") where names.contains("uploadId"):
+        case (.object(let bucket, let key), "GET") where has("uploadId"):
             return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
-        case (.object(let bucket, let key), "DELETE") where names.contains("uploadId"):
+        case (.object(let bucket, let key), "DELETE") where has("uploadId"):
             return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
         case (.object(let bucket, let key), "PUT"):
             if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
-            if names.contains("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
+            if has("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
-            if names.contains("acl") {
+            if has("acl") {
                 _ = try blobKey(bucket, key)
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
@@ -244,6 +243,12 @@ public final class S3Service: HTTPHandler {
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         }
     }
+
+    /// Subresources of S3 that blobd answers with NotImplemented.
+    static let unsupportedSubresources: Set<String> = [
+        "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
+        "legal-hold", "notification", "logging", "torrent",
+    ]
 
     /// DeleteObject: S3 answers 204 whether or not the key existed.
     private func deleteObject(_ key: BlobKey) throws(StoreError) {

@@ -79,29 +79,69 @@ enum SigV4 {
                       signature: signature.lowercased(), amzDate: amzDate, payloadHash: payloadHash, expires: expires)
     }
 
-    /// The canonical request (AWS: "Create a canonical request").
+    /// The canonical request (AWS: "Create a canonical request"), as bytes: it is built on every
+    /// signed request, so it is assembled in one buffer, without Strings.
     static func canonicalRequest(method: String, rawPath: [UInt8], query: [(name: String, value: [UInt8])],
-                                 headers: [(name: String, value: String)], signed: Signed) -> String {
-        var pairs: [(name: String, value: String)] = []
+                                 headers: [(name: String, value: String)], signed: Signed) -> [UInt8] {
+        let newline = UInt8(ascii: "\n")
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        out += method.utf8
+        out.append(newline)
+        if rawPath.isEmpty { out.append(UInt8(ascii: "/")) } else { out += rawPath }
+        out.append(newline)
+        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        pairs.reserveCapacity(query.count)
         for item in query where item.name != "X-Amz-Signature" {
-            pairs.append((PercentEncoding.encodeComponent(item.name.utf8), PercentEncoding.encodeComponent(item.value)))
+            var name: [UInt8] = [], value: [UInt8] = []
+            name.reserveCapacity(item.name.utf8.count)
+            value.reserveCapacity(item.value.count + 8)
+            PercentEncoding.appendComponent(item.name.utf8, to: &name)
+            PercentEncoding.appendComponent(item.value, to: &value)
+            pairs.append((name, value))
         }
-        pairs.sort { a, b in a.name != b.name ? a.name < b.name : a.value < b.value }
-        let canonicalQuery = pairs.map { pair in pair.name + "=" + pair.value }.joined(separator: "&")
-        var canonicalHeaders = ""
+        pairs.sort { a, b in
+            a.name != b.name ? a.name.lexicographicallyPrecedes(b.name) : a.value.lexicographicallyPrecedes(b.value)
+        }
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "&")) }
+            out += pair.name
+            out.append(UInt8(ascii: "="))
+            out += pair.value
+        }
+        out.append(newline)
         for name in signed.signedHeaders {
-            let values = headers.filter { $0.name.lowercased() == name }.map { collapseSpaces($0.value) }
-            canonicalHeaders += name + ":" + values.joined(separator: ",") + "\n"
+            out += name.utf8
+            out.append(UInt8(ascii: ":"))
+            var first = true
+            for header in headers where header.name.caseInsensitiveEquals(name) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                appendCollapsingSpaces(header.value.utf8, to: &out)
+            }
+            out.append(newline)
         }
-        let path = rawPath.isEmpty ? "/" : String(decoding: rawPath, as: UTF8.self)
-        return [method, path, canonicalQuery, canonicalHeaders, signed.signedHeaders.joined(separator: ";"), signed.payloadHash]
-            .joined(separator: "\n")
+        out.append(newline)
+        for (index, name) in signed.signedHeaders.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ";")) }
+            out += name.utf8
+        }
+        out.append(newline)
+        out += signed.payloadHash.utf8
+        return out
     }
 
     /// The string to sign for `canonicalRequest`.
-    static func stringToSign(_ signed: Signed, canonicalRequest: String) -> String {
-        ["AWS4-HMAC-SHA256", signed.amzDate, scope(signed), hex(SHA256Hasher.hash(Array(canonicalRequest.utf8)))]
-            .joined(separator: "\n")
+    static func stringToSign(_ signed: Signed, canonicalRequest: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        out += "AWS4-HMAC-SHA256\n".utf8
+        out += signed.amzDate.utf8
+        out.append(UInt8(ascii: "\n"))
+        out += scope(signed).utf8
+        out.append(UInt8(ascii: "\n"))
+        out += hex(SHA256Hasher.hash(canonicalRequest)).utf8
+        return out
     }
 
     static func scope(_ signed: Signed) -> String {
@@ -128,21 +168,23 @@ enum SigV4 {
     private static let signingKeys = Mutex<[String: [UInt8]]>([:])
 
     /// The hex signature of `stringToSign`.
-    static func signature(secret: String, _ signed: Signed, stringToSign: String) -> String {
-        hex(hmac(signingKey(secret: secret, signed), Array(stringToSign.utf8)))
+    static func signature(secret: String, _ signed: Signed, stringToSign: [UInt8]) -> String {
+        hex(hmac(signingKey(secret: secret, signed), stringToSign))
     }
 
-    /// HMAC-SHA256.
+    /// HMAC-SHA256 (RFC 2104) on OpenSSL's SHA-256: OpenSSL 3's one-shot `HMAC()` looks its
+    /// digest up through the provider on every call, which costs more than the two hashes.
     static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        _ = key.withUnsafeBytes { key in
-            data.withUnsafeBytes { data in
-                HMAC(EVP_sha256(), key.baseAddress, Int32(key.count), data.bindMemory(to: UInt8.self).baseAddress,
-                     data.count, &out, &length)
-            }
-        }
-        return out
+        let blockSize = 64
+        var block = key.count > blockSize ? SHA256Hasher.hash(key) : key
+        block += repeatElement(0, count: blockSize - block.count)
+        var inner = SHA256Hasher()
+        block.map { $0 ^ 0x36 }.withUnsafeBytes { inner.update($0) }
+        data.withUnsafeBytes { inner.update($0) }
+        var outer = SHA256Hasher()
+        block.map { $0 ^ 0x5C }.withUnsafeBytes { outer.update($0) }
+        inner.finalize().withUnsafeBytes { outer.update($0) }
+        return outer.finalize()
     }
 
     /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, or nil.
@@ -165,18 +207,20 @@ enum SigV4 {
         return days * 86_400 + hour * 3600 + minute * 60 + second
     }
 
-    private static func collapseSpaces(_ value: String) -> String {
-        var out = ""
-        var lastWasSpace = false
-        for character in value.trimmingOWS() {
-            if character == " " || character == "\t" {
-                if !lastWasSpace { out.append(" ") }
-                lastWasSpace = true
+    /// Appends a header value with its leading and trailing spaces dropped and every run of
+    /// spaces inside turned into one space (AWS: "Trimall").
+    private static func appendCollapsingSpaces(_ value: String.UTF8View, to out: inout [UInt8]) {
+        var pendingSpace = false
+        var started = false
+        for byte in value {
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                pendingSpace = started
             } else {
-                out.append(character)
-                lastWasSpace = false
+                if pendingSpace { out.append(UInt8(ascii: " ")) }
+                out.append(byte)
+                pendingSpace = false
+                started = true
             }
         }
-        return out
     }
 }

@@ -61,7 +61,7 @@ public struct HTTPRequestHead: Sendable {
 
 extension String {
     /// ASCII case-insensitive comparison, as HTTP field names need.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    public func caseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
         return zip(a, b).allSatisfy { x, y in x | 0x20 == y | 0x20 && (x == y || x.isASCIILetter) }

@@ -1,4 +1,5 @@
 import BlobHTTP
+import BlobStore
 import MicroHTTPD
 import Testing
 @testable import BlobS3
@@ -58,6 +59,24 @@ import Testing
             let result = try Self.verify(head)
             #expect(result.expected != result.presented)
         }
+    }
+
+    /// RFC 4231's HMAC-SHA256 test cases 1, 2, 6 and 7: short keys, and keys longer than a
+    /// block, which are hashed first.
+    @Test(arguments: [
+        (String(repeating: "0b", count: 20), Array("Hi There".utf8),
+         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+        ("4a656665", Array("what do ya want for nothing?".utf8),
+         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+        (String(repeating: "aa", count: 131), Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+        (String(repeating: "aa", count: 131),
+         Array("This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.".utf8),
+         "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
+    ])
+    func hmacMatchesRFC4231(keyHex: String, data: [UInt8], expected: String) throws {
+        let key = try #require(S3Service.hexBytes(keyHex))
+        #expect(hex(SigV4.hmac(key, data)) == expected)
     }
 
     @Test func amzDates() {
