@@ -3,7 +3,10 @@ public enum PercentEncoding {
     /// Decodes `%XX` escapes. Returns nil when a `%` is not followed by two hex digits.
     /// Nothing else is changed: `+` stays a plus, and the result may be any bytes (the caller
     /// validates them).
+    /// Inlinable, so that callers in other modules get it specialized for their collection.
+    @inlinable
     public static func decode(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+        guard bytes.contains(UInt8(ascii: "%")) else { return Array(bytes) }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -74,11 +77,15 @@ public enum PercentEncoding {
     /// an escape is invalid. A name without `=` has an empty value.
     public static func decodeQuery(_ query: [UInt8]) -> [(name: String, value: [UInt8])]? {
         var pairs: [(name: String, value: [UInt8])] = []
-        for part in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        var start = query.startIndex
+        while start < query.endIndex {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            defer { start = end + 1 }
+            guard start < end else { continue }
+            let part = query[start..<end]
             let equals = part.firstIndex(of: UInt8(ascii: "="))
-            let rawName = equals.map { part[..<$0] } ?? part[...]
-            let rawValue = equals.map { part[part.index(after: $0)...] } ?? []
-            guard let name = decode(rawName), let value = decode(rawValue) else { return nil }
+            guard let name = decode(part[..<(equals ?? end)]),
+                  let value = decode(equals.map { part[($0 + 1)...] } ?? []) else { return nil }
             pairs.append((String(decoding: name, as: UTF8.self), value))
         }
         return pairs
@@ -96,7 +103,8 @@ public enum PercentEncoding {
         }
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    @usableFromInline
+    static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

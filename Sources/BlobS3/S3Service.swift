@@ -347,7 +347,12 @@ enum RequestID {
     static func next() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
         let value = UInt64(prefix) << 32 | UInt64(count)
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        return String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 {
+                let digit = UInt8(truncatingIfNeeded: value >> (60 - 4 * index)) & 0xF
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10
+            }
+            return 16
+        }
     }
 }

@@ -47,36 +47,55 @@ enum SigV4 {
             guard let payloadHash = head["x-amz-content-sha256"] else {
                 throw S3Error(.invalidRequest, "A signed S3 request needs x-amz-content-sha256.")
             }
-            return try parse(credential: credential, signedHeaders: headers, signature: signature,
-                             amzDate: amzDate, payloadHash: payloadHash, expires: nil)
+            return try parse(credential: Array(credential.utf8), signedHeaders: Array(headers.utf8),
+                             signature: Array(signature.utf8), amzDate: amzDate, payloadHash: payloadHash, expires: nil)
         }
-        func value(_ name: String) -> String? { S3Service.value(name, in: query) }
-        guard let algorithm = value("X-Amz-Algorithm") else { return nil }
-        guard algorithm == "AWS4-HMAC-SHA256" else {
+        // One pass over the query for the six parameters of a presigned URL (the first of each).
+        var algorithm: [UInt8]?, credential: [UInt8]?, headers: [UInt8]?, signature: [UInt8]?, amzDate: [UInt8]?,
+            expiresText: [UInt8]?
+        for item in query where item.name.utf8.count > 6 && item.name.hasPrefix("X-Amz-") {
+            switch item.name {
+            case "X-Amz-Algorithm" where algorithm == nil: algorithm = item.value
+            case "X-Amz-Credential" where credential == nil: credential = item.value
+            case "X-Amz-SignedHeaders" where headers == nil: headers = item.value
+            case "X-Amz-Signature" where signature == nil: signature = item.value
+            case "X-Amz-Date" where amzDate == nil: amzDate = item.value
+            case "X-Amz-Expires" where expiresText == nil: expiresText = item.value
+            default: break
+            }
+        }
+        guard let algorithm else { return nil }
+        guard algorithm.elementsEqual("AWS4-HMAC-SHA256".utf8) else {
             throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) presigned URLs are supported.")
         }
-        guard let credential = value("X-Amz-Credential"), let headers = value("X-Amz-SignedHeaders"),
-              let signature = value("X-Amz-Signature"), let amzDate = value("X-Amz-Date"),
-              let expiresText = value("X-Amz-Expires"), let expires = Int64(expiresText) else {
+        guard let credential, let headers, let signature, let amzDate,
+              let expiresText, let expires = Int64(String(decoding: expiresText, as: UTF8.self)) else {
             throw S3Error(.authorizationQueryParametersError,
                           "A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.")
         }
         guard (1...604_800).contains(expires) else {
             throw S3Error(.authorizationQueryParametersError, "X-Amz-Expires must be between 1 and 604800 seconds (7 days).")
         }
-        return try parse(credential: credential, signedHeaders: headers, signature: signature, amzDate: amzDate,
-                         payloadHash: head["x-amz-content-sha256"] ?? "UNSIGNED-PAYLOAD", expires: expires)
+        return try parse(credential: credential, signedHeaders: headers, signature: signature,
+                         amzDate: String(decoding: amzDate, as: UTF8.self), payloadHash: head["x-amz-content-sha256"] ?? "UNSIGNED-PAYLOAD", expires: expires)
     }
 
-    private static func parse(credential: String, signedHeaders: String, signature: String, amzDate: String,
+    private static func parse(credential: [UInt8], signedHeaders: [UInt8], signature: [UInt8], amzDate: String,
                               payloadHash: String, expires: Int64?) throws(S3Error) -> Signed {
-        let scope = credential.split(separator: "/", omittingEmptySubsequences: false)
-        guard scope.count == 5, scope[4] == "aws4_request", scope[1].count == 8 else {
+        let scope = credential.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard scope.count == 5, scope[4].elementsEqual("aws4_request".utf8), scope[1].count == 8 else {
             throw S3Error(.authorizationHeaderMalformed, "The credential must be ACCESS_KEY/YYYYMMDD/REGION/SERVICE/aws4_request.")
         }
-        return Signed(accessKey: String(scope[0]), scopeDate: String(scope[1]), region: String(scope[2]),
-                      service: String(scope[3]), signedHeaders: signedHeaders.split(separator: ";").map { $0.lowercased() },
-                      signature: signature.lowercased(), amzDate: amzDate, payloadHash: payloadHash, expires: expires)
+        func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+        return Signed(accessKey: text(scope[0]), scopeDate: text(scope[1]), region: text(scope[2]), service: text(scope[3]),
+                      signedHeaders: signedHeaders.split(separator: UInt8(ascii: ";")).map { text(lowercased($0)) },
+                      signature: text(lowercased(signature[...])), amzDate: amzDate, payloadHash: payloadHash, expires: expires)
+    }
+
+    /// ASCII `bytes` lowercased, without a copy when they already are (as clients send them).
+    private static func lowercased(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        guard bytes.contains(where: { (0x41...0x5A).contains($0) }) else { return bytes }
+        return ArraySlice(bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 })
     }
 
     /// The canonical request (AWS: "Create a canonical request"), as bytes: it is built on every
@@ -90,24 +109,30 @@ enum SigV4 {
         out.append(newline)
         if rawPath.isEmpty { out.append(UInt8(ascii: "/")) } else { out += rawPath }
         out.append(newline)
-        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        // Every name and value is encoded once into `encoded`; the pairs are sorted only when the
+        // client did not send them in order already (the SDKs do).
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(512)
+        var pairs: [(name: Range<Int>, value: Range<Int>)] = []
         pairs.reserveCapacity(query.count)
         for item in query where item.name != "X-Amz-Signature" {
-            var name: [UInt8] = [], value: [UInt8] = []
-            name.reserveCapacity(item.name.utf8.count)
-            value.reserveCapacity(item.value.count + 8)
-            PercentEncoding.appendComponent(item.name.utf8, to: &name)
-            PercentEncoding.appendComponent(item.value, to: &value)
-            pairs.append((name, value))
+            let nameStart = encoded.count
+            PercentEncoding.appendComponent(item.name.utf8, to: &encoded)
+            let valueStart = encoded.count
+            PercentEncoding.appendComponent(item.value, to: &encoded)
+            pairs.append((nameStart..<valueStart, valueStart..<encoded.count))
         }
-        pairs.sort { a, b in
-            a.name != b.name ? a.name.lexicographicallyPrecedes(b.name) : a.value.lexicographicallyPrecedes(b.value)
+        func precedes(_ a: (name: Range<Int>, value: Range<Int>), _ b: (name: Range<Int>, value: Range<Int>)) -> Bool {
+            let (nameA, nameB) = (encoded[a.name], encoded[b.name])
+            return nameA.elementsEqual(nameB) ? encoded[a.value].lexicographicallyPrecedes(encoded[b.value])
+                : nameA.lexicographicallyPrecedes(nameB)
         }
+        if !zip(pairs, pairs.dropFirst()).allSatisfy({ !precedes($1, $0) }) { pairs.sort(by: precedes) }
         for (index, pair) in pairs.enumerated() {
             if index > 0 { out.append(UInt8(ascii: "&")) }
-            out += pair.name
+            out += encoded[pair.name]
             out.append(UInt8(ascii: "="))
-            out += pair.value
+            out += encoded[pair.value]
         }
         out.append(newline)
         for name in signed.signedHeaders {
@@ -138,10 +163,24 @@ enum SigV4 {
         out += "AWS4-HMAC-SHA256\n".utf8
         out += signed.amzDate.utf8
         out.append(UInt8(ascii: "\n"))
-        out += scope(signed).utf8
-        out.append(UInt8(ascii: "\n"))
-        out += hex(SHA256Hasher.hash(canonicalRequest)).utf8
+        for part in [signed.scopeDate, signed.region, signed.service] {
+            out += part.utf8
+            out.append(UInt8(ascii: "/"))
+        }
+        out += "aws4_request\n".utf8
+        appendHex(SHA256Hasher.hash(canonicalRequest), to: &out)
         return out
+    }
+
+    private static func appendHex(_ bytes: [UInt8], to out: inout [UInt8]) {
+        for byte in bytes {
+            out.append(hexDigit(byte >> 4))
+            out.append(hexDigit(byte & 0xF))
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     static func scope(_ signed: Signed) -> String {
@@ -150,7 +189,7 @@ enum SigV4 {
 
     /// The signing key: HMAC chain over date, region, service and "aws4_request".
     static func signingKey(secret: String, _ signed: Signed) -> [UInt8] {
-        let scope = secret + "\n" + self.scope(signed)
+        let scope = KeyScope(secret: secret, date: signed.scopeDate, region: signed.region, service: signed.service)
         if let known = signingKeys.withLock({ $0[scope] }) { return known }
         var key = hmac(Array(("AWS4" + secret).utf8), Array(signed.scopeDate.utf8))
         key = hmac(key, Array(signed.region.utf8))
@@ -163,9 +202,14 @@ enum SigV4 {
         return key
     }
 
+    /// What a signing key is derived from.
+    private struct KeyScope: Hashable {
+        var secret, date, region, service: String
+    }
+
     /// Signing keys by secret and scope: a key serves every request of its day and region, so
     /// its four HMACs are computed once (kept in memory beside the secrets themselves).
-    private static let signingKeys = Mutex<[String: [UInt8]]>([:])
+    private static let signingKeys = Mutex<[KeyScope: [UInt8]]>([:])
 
     /// The hex signature of `stringToSign`.
     static func signature(secret: String, _ signed: Signed, stringToSign: [UInt8]) -> String {
@@ -176,13 +220,15 @@ enum SigV4 {
     /// digest up through the provider on every call, which costs more than the two hashes.
     static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
         let blockSize = 64
-        var block = key.count > blockSize ? SHA256Hasher.hash(key) : key
-        block += repeatElement(0, count: blockSize - block.count)
-        var inner = SHA256Hasher()
-        block.map { $0 ^ 0x36 }.withUnsafeBytes { inner.update($0) }
+        let key = key.count > blockSize ? SHA256Hasher.hash(key) : key
+        var inner = SHA256Hasher(), outer = SHA256Hasher()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize) { pad in
+            for i in 0..<blockSize { pad[i] = (i < key.count ? key[i] : 0) ^ 0x36 }
+            inner.update(UnsafeRawBufferPointer(pad))
+            for i in 0..<blockSize { pad[i] = (i < key.count ? key[i] : 0) ^ 0x5C }
+            outer.update(UnsafeRawBufferPointer(pad))
+        }
         data.withUnsafeBytes { inner.update($0) }
-        var outer = SHA256Hasher()
-        block.map { $0 ^ 0x5C }.withUnsafeBytes { outer.update($0) }
         inner.finalize().withUnsafeBytes { outer.update($0) }
         return outer.finalize()
     }
@@ -192,7 +238,12 @@ enum SigV4 {
         let bytes = Array(text.utf8)
         guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
-            bytes[range].allSatisfy { (0x30...0x39).contains($0) } ? Int64(String(decoding: bytes[range], as: UTF8.self)) : nil
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
         }
         guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8),
               let hour = number(9..<11), let minute = number(11..<13), let second = number(13..<15),

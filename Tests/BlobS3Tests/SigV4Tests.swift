@@ -79,6 +79,20 @@ import Testing
         #expect(hex(SigV4.hmac(key, data)) == expected)
     }
 
+    /// The canonical query is sorted by encoded name, then value, whatever order the client
+    /// sent; names and values are encoded with AWS's URI encoding (space as %20, `/` as %2F).
+    @Test func canonicalQueryIsSortedAndEncoded() throws {
+        let target = "/b/k?uploads&z=1&a=2&a=1&X-Amz-Signature=ff&m=a%20b%2Fc~&A=x"
+        let head = HTTPRequestHead(method: "GET", target: Array(target.utf8), headers: [("Host", "h"), ("X-Amz-Date", " 1  2 ")])
+        let signed = SigV4.Signed(accessKey: "k", scopeDate: "20130524", region: "r", service: "s3",
+                                  signedHeaders: ["host", "x-amz-date"], signature: "ff", amzDate: "20130524T000000Z",
+                                  payloadHash: "UNSIGNED-PAYLOAD", expires: 60)
+        let canonical = SigV4.canonicalRequest(method: "GET", rawPath: head.path, query: PercentEncodingQuery.decode(head.query ?? []),
+                                               headers: head.headers, signed: signed)
+        #expect(String(decoding: canonical, as: UTF8.self)
+            == "GET\n/b/k\nA=x&a=1&a=2&m=a%20b%2Fc~&uploads=&z=1\nhost:h\nx-amz-date:1 2\n\nhost;x-amz-date\nUNSIGNED-PAYLOAD")
+    }
+
     @Test func amzDates() {
         #expect(SigV4.seconds(ofAmzDate: "19700101T000000Z") == 0)
         #expect(SigV4.seconds(ofAmzDate: "20130524T000000Z") == 1_369_353_600)
