@@ -12,6 +12,9 @@ import PostgresClient
 public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex {
     private let pool: PostgresPool
     private let commits = GroupCommit()
+    /// Concurrent point reads share round trips (see `ReadBatch`: a read still sees every
+    /// commit acknowledged before it began).
+    private let reads: ReadBatch
     /// Runs before each group commit's transaction with the batch's records (the folders of
     /// their files are fsynced there).
     private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
@@ -19,8 +22,16 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
     public init(url: String, connections: Int,
                 beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
-        pool = PostgresPool(url: url, size: connections)
+        let pool = PostgresPool(url: url, size: connections)
+        self.pool = pool
         self.beforeCommit = beforeCommit
+        reads = ReadBatch(maxInFlight: 2) { keys throws(StoreError) in
+            do throws(PostgresError) {
+                return try pool.withConnection { connection throws(PostgresError) in try Self.fetch(keys, in: connection) }
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
         try run { () throws(PostgresError) in try PostgresSchema.migrate(pool) }
     }
 
@@ -32,9 +43,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         """
 
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
-        try run { () throws(PostgresError) in
-            try pool.withConnection { connection throws(PostgresError) in try Self.fetch(key, in: connection, forUpdate: false) }
-        }
+        try reads.record(for: key)
     }
 
     public func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
@@ -61,7 +70,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     /// a retried transaction (serialization failure) evaluates it again against what is there then.
     private static func apply(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
         let record = request.record
-        var current = try fetch(record.key, in: connection, forUpdate: true)
+        var current = try fetchForUpdate(record.key, in: connection)
         let condition = request.condition
         guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
         if current == nil {
@@ -74,7 +83,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 return .success(.created)
             }
             // Another node created the key meanwhile: decide again against its row.
-            current = try fetch(record.key, in: connection, forUpdate: true)
+            current = try fetchForUpdate(record.key, in: connection)
             guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
         }
         guard let previous = current else { return .failure(.preconditionFailed) }
@@ -105,7 +114,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
-                guard let current = try Self.fetch(key, in: connection, forUpdate: true) else { return .failure(.notFound) }
+                guard let current = try Self.fetchForUpdate(key, in: connection) else { return .failure(.notFound) }
                 guard condition(current) else { return .failure(.preconditionFailed) }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                 try Self.addGarbage(current.version, in: connection)
@@ -448,9 +457,18 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     // MARK: Rows
 
-    private static func fetch(_ key: BlobKey, in connection: PostgresConnection, forUpdate: Bool) throws(PostgresError) -> BlobRecord? {
-        try connection.execute("SELECT \(columns) FROM blobs WHERE key = $1" + (forUpdate ? " FOR UPDATE" : ""), [.bytes(key.bytes)])
+    /// The record of `key`, its row locked until the transaction ends.
+    private static func fetchForUpdate(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) -> BlobRecord? {
+        try connection.execute("SELECT \(columns) FROM blobs WHERE key = $1 FOR UPDATE", [.bytes(key.bytes)])
             .rows.first.flatMap(record(from:))
+    }
+
+    /// The records of `keys`, in one statement.
+    private static func fetch(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
+        let rows = try connection.execute("SELECT \(columns) FROM blobs WHERE key = ANY($1)", [.byteaArray(keys.map(\.bytes))]).rows
+        var records: [BlobKey: BlobRecord] = [:]
+        for record in rows.compactMap(record(from:)) { records[record.key] = record }
+        return records
     }
 
     private static func record(from row: PostgresRow) -> BlobRecord? {

@@ -44,6 +44,8 @@ public enum PostgresValue: Sendable {
     case text(String)
     case int(Int64)
     case bytes([UInt8])
+    /// A one-dimensional `bytea[]` without NULLs (for `= ANY($1)`).
+    case byteaArray([[UInt8]])
     case null
 
     /// The bytes on the wire, nil for NULL.
@@ -52,14 +54,34 @@ public enum PostgresValue: Sendable {
         case .text(let text): Array(text.utf8)
         case .int(let value): Array(String(value).utf8)
         case .bytes(let bytes): bytes
+        case .byteaArray(let elements): Self.binaryArray(elements, elementType: 17)
         case .null: nil
         }
     }
 
-    /// 1 (binary) for bytea, 0 (text) for the rest.
+    /// 1 (binary) for bytea and its arrays, 0 (text) for the rest.
     var format: Int32 {
-        if case .bytes = self { return 1 }
-        return 0
+        switch self {
+        case .bytes, .byteaArray: 1
+        default: 0
+        }
+    }
+
+    /// PostgreSQL's binary array format (`array_send`), one dimension, no NULLs: the number of
+    /// dimensions, a has-nulls flag, the element type's OID, the length and lower bound (1),
+    /// then each element's length and bytes; every integer 32-bit big-endian.
+    static func binaryArray(_ elements: [[UInt8]], elementType: Int32) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + $1.count })
+        func put(_ value: Int32) {
+            withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+        }
+        for header in [1, 0, elementType, Int32(elements.count), 1] { put(header) }
+        for element in elements {
+            put(Int32(element.count))
+            out += element
+        }
+        return out
     }
 }
 

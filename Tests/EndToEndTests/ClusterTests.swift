@@ -98,6 +98,42 @@ struct ClusterTests {
             """, cluster, arguments: [String(count)])
     }
 
+    /// Concurrent reads on a node share round trips to PostgreSQL (`ReadBatch`), and still every
+    /// read sees each write acknowledged before it began: 8 readers on B race 300 overwrites on A,
+    /// and read each other's keys in between, so that batches mix keys.
+    @Test func concurrentReadsSeeEveryAcknowledgedWrite() throws {
+        try Self.python("""
+            status, _, _ = request(A, "PUT", "/v1/blobs/race/counter", b"0")
+            check(status == 201, "first PUT: %d" % status)
+            for t in range(8):
+                check(request(A, "PUT", "/v1/blobs/race/own%d" % t, b"reader %d" % t)[0] == 201, "PUT own%d" % t)
+            acknowledged, done, failures, reads = [0], [False], [], [0]
+            def reader(t):
+                conn = connect(os.environ["B"])
+                while not done[0] and not failures:
+                    floor = acknowledged[0]
+                    status, _, body = request(conn, "GET", "/v1/blobs/race/counter")
+                    if status != 200 or int(body) < floor:
+                        failures.append("reader %d: %d %r after %d was acknowledged" % (t, status, body, floor))
+                    status, _, body = request(conn, "GET", "/v1/blobs/race/own%d" % ((t + reads[0]) % 8))
+                    if status != 200 or not body.startswith(b"reader "):
+                        failures.append("reader %d: own key: %d %r" % (t, status, body))
+                    reads[0] += 2
+            threads = [threading.Thread(target=reader, args=(t,)) for t in range(8)]
+            for thread in threads: thread.start()
+            for i in range(1, 301):
+                status, _, _ = request(A, "PUT", "/v1/blobs/race/counter", b"%d" % i)
+                if status != 200:
+                    failures.append("PUT %d on A: %d" % (i, status))
+                    break
+                acknowledged[0] = i
+            done[0] = True
+            for thread in threads: thread.join()
+            check(not failures, "; ".join(failures[:5]))
+            check(reads[0] >= 600, "readers made %d reads" % reads[0])
+            """, try Cluster())
+    }
+
     /// Conditional writes are decided in PostgreSQL: of 16 concurrent create-only PUTs spread
     /// over two nodes exactly one wins, and of 16 If-Match PUTs on one version exactly one.
     @Test func conditionalWritesHaveOneWinnerAcrossNodes() throws {
