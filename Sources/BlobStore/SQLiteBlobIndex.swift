@@ -7,6 +7,9 @@ import Synchronization
 /// so it is durable when it returns), through GRDB.
 public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex {
     private let pool: DatabasePool
+    /// Buckets known to exist, by name, with a generation that every removal bumps: every S3
+    /// PUT and failed GET checks its bucket, and this is the only process writing the file.
+    private let knownBuckets = Mutex((names: [String: Int64](), generation: 0))
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
     /// Commits waiting for the group-commit leader.
@@ -298,7 +301,16 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     }
 
     public func bucket(_ name: String) throws(StoreError) -> Int64? {
-        try run { try pool.read { db in try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) } }
+        let (known, generation) = knownBuckets.withLock { ($0.names[name], $0.generation) }
+        if let known { return known }
+        let created = try run {
+            try pool.read { db in try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) }
+        }
+        if let created {
+            // Not if a removal ended meanwhile: what was read may be gone.
+            knownBuckets.withLock { if $0.generation == generation { $0.names[name] = created } }
+        }
+        return created
     }
 
     public func buckets() throws(StoreError) -> [(name: String, created: Int64)] {
@@ -323,6 +335,10 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             return .success(())
         }
         try result.get()
+        knownBuckets.withLock {
+            $0.names[name] = nil
+            $0.generation += 1
+        }
     }
 
     // MARK: Multipart uploads (S3)

@@ -167,6 +167,8 @@ import Testing
                 s3.delete_object(Bucket="photos", Key=key)
             s3.delete_bucket(Bucket="photos")
             check(s3.list_buckets()["Buckets"] == [], "bucket gone")
+            check(code(lambda: s3.put_object(Bucket="photos", Key="k", Body=b"x")) == ("NoSuchBucket", 404), "put after the bucket's deletion")
+            check(code(lambda: s3.get_object(Bucket="photos", Key="k")) == ("NoSuchBucket", 404), "get after the bucket's deletion")
             """, port: port, blobd: blobd)
     }
 
