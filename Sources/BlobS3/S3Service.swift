@@ -20,6 +20,8 @@ public final class S3Service: HTTPHandler {
     let committers: WorkerPool
     /// One line per request (route `s3`, key `BUCKET/KEY`); nil for none.
     let accessLog: AccessLog?
+    /// Presigned URLs already verified, so a repeated one skips SigV4's work.
+    let verifiedURLs = VerifiedURLs()
     /// Largest clock skew accepted on a signed request, in seconds (S3's 15 minutes).
     static let maxSkew: Int64 = 15 * 60
 
@@ -46,14 +48,18 @@ public final class S3Service: HTTPHandler {
         var bucketName: String?
         var objectKey: String?
         do {
-            guard let query = PercentEncoding.decodeQuery(head.query ?? []) else {
+            // A presigned URL seen before comes with its query already decoded.
+            let presigned = access.isOpen || head["Authorization"] != nil ? nil : VerifiedURLs.Key(head)
+            let known = presigned.flatMap { verifiedURLs.entry($0, head: head) }
+            guard let query = known?.query ?? PercentEncoding.decodeQuery(head.query ?? []) else {
                 throw S3Error(.invalidArgument, "The query string has an invalid percent-encoding.")
             }
             try BlobService.checkFraming(head)
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query))
+            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query),
+                                           presigned: presigned.map { ($0, known) })
             return try route(head, query: query, target: target, authorized: authorized, requestID: requestID)
         } catch {
             var failure = S3Error(error)
@@ -130,8 +136,16 @@ public final class S3Service: HTTPHandler {
 
     /// Checks the SigV4 signature (header or presigned URL) against the access key's secret, and
     /// the key's scopes. In open access (no tokens file) signatures are not checked (nil).
-    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope) throws(S3Error) -> Authorized? {
+    /// `presigned`: a request without an Authorization header, with its entry among the verified
+    /// URLs if it has one.
+    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
+                   presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
         guard !access.isOpen else { return nil }
+        if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
+            try Self.checkTime(known.signed, signedAt: known.signedAt)
+            try Self.checkScope(key, scope)
+            return Authorized(signed: known.signed, secret: key.secret)
+        }
         guard let signed = try SigV4.signed(head, query: query) else {
             if access.publicRead && scope == .read { return nil }
             throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
@@ -157,13 +171,7 @@ public final class S3Service: HTTPHandler {
                               + unsigned.sorted().joined(separator: ", "))
             }
         }
-        let now = Int64(time(nil))
-        if let expires = signed.expires {
-            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
-            guard signedAt <= now + Self.maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
-        } else if abs(now - signedAt) > Self.maxSkew {
-            throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
-        }
+        try Self.checkTime(signed, signedAt: signedAt)
         let canonical = SigV4.canonicalRequest(method: head.method, rawPath: head.path, query: query,
                                                headers: head.headers, signed: signed)
         let expected = SigV4.signature(secret: key.secret, signed, stringToSign: SigV4.stringToSign(signed, canonicalRequest: canonical))
@@ -171,10 +179,29 @@ public final class S3Service: HTTPHandler {
             throw S3Error(.signatureDoesNotMatch,
                           "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
         }
+        if let presigned, signed.expires != nil {
+            verifiedURLs.insert(presigned.key, head: head, query: query, signed: signed, secret: key.secret, signedAt: signedAt)
+        }
+        try Self.checkScope(key, scope)
+        return Authorized(signed: signed, secret: key.secret)
+    }
+
+    /// A presigned URL is valid from its date until it expires; a header-signed request within
+    /// 15 minutes of the clock either way.
+    private static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
+        let now = Int64(time(nil))
+        if let expires = signed.expires {
+            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
+            guard signedAt <= now + maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
+        } else if abs(now - signedAt) > maxSkew {
+            throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
+        }
+    }
+
+    private static func checkScope(_ key: AccessPolicy.S3Key, _ scope: Scope) throws(S3Error) {
         guard key.scopes.contains(scope) else {
             throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
         }
-        return Authorized(signed: signed, secret: key.secret)
     }
 
     private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,

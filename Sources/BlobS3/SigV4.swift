@@ -135,6 +135,20 @@ enum SigV4 {
             out += encoded[pair.value]
         }
         out.append(newline)
+        appendCanonicalHeaders(headers, signed: signed, to: &out)
+        out.append(newline)
+        for (index, name) in signed.signedHeaders.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ";")) }
+            out += name.utf8
+        }
+        out.append(newline)
+        out += signed.payloadHash.utf8
+        return out
+    }
+
+    /// The canonical headers: `name:value` and a newline for each signed header, in the order
+    /// signed, values trimmed and joined with commas.
+    static func appendCanonicalHeaders(_ headers: [(name: String, value: String)], signed: Signed, to out: inout [UInt8]) {
         for name in signed.signedHeaders {
             out += name.utf8
             out.append(UInt8(ascii: ":"))
@@ -144,16 +158,8 @@ enum SigV4 {
                 first = false
                 appendCollapsingSpaces(header.value.utf8, to: &out)
             }
-            out.append(newline)
+            out.append(UInt8(ascii: "\n"))
         }
-        out.append(newline)
-        for (index, name) in signed.signedHeaders.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ";")) }
-            out += name.utf8
-        }
-        out.append(newline)
-        out += signed.payloadHash.utf8
-        return out
     }
 
     /// The string to sign for `canonicalRequest`.

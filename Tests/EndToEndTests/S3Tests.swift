@@ -293,6 +293,51 @@ import Testing
         #expect(leftovers.isEmpty, "completed and aborted uploads leave no part files: \(leftovers)")
     }
 
+    /// A presigned URL requested again is served from the table of verified URLs, and still
+    /// answers 403 once it has expired, when it comes with another Host or payload hash, when
+    /// its key lacks the scope, and once SIGHUP has given its key a new secret.
+    @Test func repeatedPresignedURLsAreStillChecked() throws {
+        let (blobd, port, dir) = try Self.start()
+        try Self.python(Self.client + """
+            import signal, time
+            def curl(url, *args):
+                out = subprocess.run(["curl", "-s", "-w", "%{http_code}"] + list(args) + [url], capture_output=True).stdout
+                return out[-3:], out[:-3]
+            s3.create_bucket(Bucket="rep")
+            s3.put_object(Bucket="rep", Key="k", Body=b"repeated")
+            short = s3.generate_presigned_url("get_object", Params={"Bucket": "rep", "Key": "k"}, ExpiresIn=2)
+            long = s3.generate_presigned_url("get_object", Params={"Bucket": "rep", "Key": "k"}, ExpiresIn=300)
+            for url in (short, long, short, long):
+                check(curl(url) == (b"200", b"repeated"), "a presigned GET, again")
+            other_host = "localhost:%s" % os.environ["ENDPOINT"].rsplit(":", 1)[1]
+            status, body = curl(long, "-H", "Host: " + other_host)
+            check(status == b"403" and b"SignatureDoesNotMatch" in body, "another Host: %r" % ((status, body),))
+            status, body = curl(long, "-H", "x-amz-content-sha256: " + hashlib.sha256(b"").hexdigest())
+            check(status == b"403" and b"SignatureDoesNotMatch" in body, "another payload hash: %r" % ((status, body),))
+            check(curl(long)[0] == b"200", "the URL as signed, once more")
+            ro = client(key="READONLY", secret="ro-secret")
+            put = ro.generate_presigned_url("put_object", Params={"Bucket": "rep", "Key": "k"}, ExpiresIn=300)
+            for attempt in range(2):
+                status, body = curl(put, "-X", "PUT", "--data-binary", "x")
+                check(status == b"403" and b"AccessDenied" in body, "a read-only key's presigned PUT: %r" % ((status, body),))
+            time.sleep(3.5)
+            status, body = curl(short)
+            check(status == b"403" and b"expired" in body, "an expired URL: %r" % ((status, body),))
+            # A new secret for the same key: the URL signed with the old one stops working.
+            tokens, pid = sys.argv[1], int(sys.argv[2])
+            with open(tokens) as f: text = f.read()
+            with open(tokens, "w") as f: f.write(text.replace(os.environ["SECRET"], "a-new-secret"))
+            os.kill(pid, signal.SIGHUP)
+            fresh = client(secret="a-new-secret")
+            for _ in range(100):
+                if code(lambda: fresh.head_object(Bucket="rep", Key="k")) is None: break
+                time.sleep(0.1)
+            check(code(lambda: fresh.head_object(Bucket="rep", Key="k")) is None, "the new secret works after SIGHUP")
+            status, body = curl(long)
+            check(status == b"403" and b"SignatureDoesNotMatch" in body, "the old secret's URL after SIGHUP: %r" % ((status, body),))
+            """, port: port, blobd: blobd, arguments: [dir.path + "/tokens", String(blobd.pid)])
+    }
+
     /// Presigned URLs used by curl, wrong keys and scopes, and hand-signed requests whose
     /// signature, date or expiry is off.
     @Test func signaturesAreChecked() throws {
