@@ -52,12 +52,22 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         commits.submit(request, commitBatch: { [self] in commitBatch($0) })
     }
 
+    /// One transaction for the batch: the rows of its keys are read and locked in one statement
+    /// (in key order, so nodes committing together do not deadlock), each commit is decided in
+    /// turn against what is there (including the batch's own earlier commits), and the replaced
+    /// versions go to `garbage` in one statement at the end.
     private func commitBatch(_ batch: [CommitRequest]) {
         do {
             try beforeCommit(batch.map(\.record))
             let results = try run { () throws(PostgresError) in
                 try pool.transaction { connection throws(PostgresError) in
-                    try batch.map { request throws(PostgresError) in try Self.apply(request, in: connection) }
+                    var current = try Self.fetchForUpdate(Set(batch.map(\.record.key)).sorted(), in: connection)
+                    var garbage: [String] = []
+                    let results = try batch.map { request throws(PostgresError) in
+                        try Self.apply(request, current: &current, garbage: &garbage, in: connection)
+                    }
+                    try Self.addGarbage(garbage, in: connection)
+                    return results
                 }
             }
             for (request, result) in zip(batch, results) { request.result = result }
@@ -66,35 +76,40 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         }
     }
 
-    /// One commit inside the batch's transaction. The condition is evaluated once per attempt;
-    /// a retried transaction (serialization failure) evaluates it again against what is there then.
-    private static func apply(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
+    /// One commit inside the batch's transaction, decided against `current` (the locked rows,
+    /// updated as the batch goes); the version it replaces joins `garbage`. The condition is
+    /// evaluated once per attempt: a retried transaction (serialization failure) evaluates it
+    /// again against what is there then.
+    private static func apply(_ request: CommitRequest, current: inout [BlobKey: BlobRecord], garbage: inout [String],
+                              in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
         let record = request.record
-        var current = try fetchForUpdate(record.key, in: connection)
+        var existing = current[record.key]
         let condition = request.condition
-        guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
-        if current == nil {
+        guard condition?(existing) ?? false else { return .failure(.preconditionFailed) }
+        if existing == nil {
             let inserted = try connection.execute("""
                 INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                 ON CONFLICT (key) DO NOTHING
                 """, values(record))
             if inserted.affected == 1 {
                 try complete(request, in: connection)
+                current[record.key] = record
                 return .success(.created)
             }
             // Another node created the key meanwhile: decide again against its row.
-            current = try fetchForUpdate(record.key, in: connection)
-            guard condition?(current) ?? false else { return .failure(.preconditionFailed) }
+            existing = try fetchForUpdate([record.key], in: connection)[record.key]
+            guard condition?(existing) ?? false else { return .failure(.preconditionFailed) }
         }
-        guard let previous = current else { return .failure(.preconditionFailed) }
+        guard let previous = existing else { return .failure(.preconditionFailed) }
         try connection.execute("""
             UPDATE blobs SET version = $2, size = $3, sha256 = $4, content_type = $5, modified = $6, cache_control = $7,
                 content_disposition = $8, content_encoding = $9, expires = $10, user_metadata = $11, md5 = $12, parts = $13,
                 checksum = $14
             WHERE key = $1
             """, values(record))
-        try addGarbage(previous.version, in: connection)
+        garbage.append(previous.version)
         try complete(request, in: connection)
+        current[record.key] = record
         return .success(.replaced(previous: previous))
     }
 
@@ -114,10 +129,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
-                guard let current = try Self.fetchForUpdate(key, in: connection) else { return .failure(.notFound) }
+                guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
                 guard condition(current) else { return .failure(.preconditionFailed) }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
-                try Self.addGarbage(current.version, in: connection)
+                try Self.addGarbage([current.version], in: connection)
                 return .success(current)
             }
         }
@@ -158,9 +173,11 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     /// Nothing to do: one node's start must never forget garbage that is the cluster's.
     public func clearGarbage() throws(StoreError) {}
 
-    private static func addGarbage(_ version: String, in connection: PostgresConnection) throws(PostgresError) {
-        try connection.execute("INSERT INTO garbage (version, since) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING",
-                               [.text(version), .int(Int64(time(nil)))])
+    /// Records replaced or removed versions, whose files go after the grace period.
+    private static func addGarbage(_ versions: [String], in connection: PostgresConnection) throws(PostgresError) {
+        guard !versions.isEmpty else { return }
+        try connection.execute("INSERT INTO garbage (version, since) SELECT unnest($1::text[]), $2 ON CONFLICT (version) DO NOTHING",
+                               [.textArray(versions), .int(Int64(time(nil)))])
     }
 
     /// Versions replaced or removed at least `grace` seconds ago, up to `limit`, if this node
@@ -457,10 +474,13 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     // MARK: Rows
 
-    /// The record of `key`, its row locked until the transaction ends.
-    private static func fetchForUpdate(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) -> BlobRecord? {
-        try connection.execute("SELECT \(columns) FROM blobs WHERE key = $1 FOR UPDATE", [.bytes(key.bytes)])
-            .rows.first.flatMap(record(from:))
+    /// The records of `keys`, their rows locked until the transaction ends, in key order.
+    private static func fetchForUpdate(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
+        let rows = try connection.execute("SELECT \(columns) FROM blobs WHERE key = ANY($1) ORDER BY key FOR UPDATE",
+                                          [.byteaArray(keys.map(\.bytes))]).rows
+        var records: [BlobKey: BlobRecord] = [:]
+        for record in rows.compactMap(record(from:)) { records[record.key] = record }
+        return records
     }
 
     /// The records of `keys`, in one statement.

@@ -46,6 +46,8 @@ public enum PostgresValue: Sendable {
     case bytes([UInt8])
     /// A one-dimensional `bytea[]` without NULLs (for `= ANY($1)`).
     case byteaArray([[UInt8]])
+    /// A one-dimensional `text[]` without NULLs (for `unnest($1)`).
+    case textArray([String])
     case null
 
     /// The bytes on the wire, nil for NULL.
@@ -55,14 +57,15 @@ public enum PostgresValue: Sendable {
         case .int(let value): Array(String(value).utf8)
         case .bytes(let bytes): bytes
         case .byteaArray(let elements): Self.binaryArray(elements, elementType: 17)
+        case .textArray(let elements): Self.binaryArray(elements.map { Array($0.utf8) }, elementType: 25)
         case .null: nil
         }
     }
 
-    /// 1 (binary) for bytea and its arrays, 0 (text) for the rest.
+    /// 1 (binary) for bytea and for arrays, 0 (text) for the rest.
     var format: Int32 {
         switch self {
-        case .bytes, .byteaArray: 1
+        case .bytes, .byteaArray, .textArray: 1
         default: 0
         }
     }

@@ -78,12 +78,17 @@ public final class PostgresPool: Sendable {
 
     /// The URL with libpq's defaults for a server: connect within 5 s, notice a dead peer
     /// within about 20 s, and `synchronous_commit` on for blobd's sessions whatever the server's
-    /// default (an acknowledged write must survive a database crash).
+    /// default (an acknowledged write must survive a database crash). Sequential scans are off:
+    /// every statement blobd sends looks rows up by a primary key, and a prepared statement's
+    /// generic plan, made once per connection, would otherwise keep the sequential scan it chose
+    /// while a table was small (measured: 0.6 ms instead of 0.04 ms per batched lookup after a
+    /// few thousand rows).
     static func withDefaults(_ url: String) -> String {
         let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
         let defaults = [("application_name", "blobd"), ("connect_timeout", "5"), ("keepalives_count", "2"),
                         ("keepalives_idle", "10"), ("keepalives_interval", "5"),
-                        ("options", isURL ? "-c%20synchronous_commit%3Don" : "'-c synchronous_commit=on'")]
+                        ("options", isURL ? "-c%20synchronous_commit%3Don%20-c%20enable_seqscan%3Doff"
+                            : "'-c synchronous_commit=on -c enable_seqscan=off'")]
         var result = url
         for (name, value) in defaults where !url.contains(name + "=") {
             if isURL {
