@@ -41,21 +41,19 @@ public enum PercentEncoding {
     /// that encodes on every request (SigV4's canonical query) gets it specialized.
     @inlinable
     public static func appendComponent(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
-        for byte in bytes {
-            if isUnreserved(byte) {
-                out.append(byte)
-            } else {
-                out.append(UInt8(ascii: "%"))
-                out.append(upperHexDigit(byte >> 4))
-                out.append(upperHexDigit(byte & 0xF))
-            }
-        }
+        append(bytes, keeping: isUnreserved, to: &out)
     }
 
     /// `%XX` (uppercase) for every byte `keeping` refuses.
     private static func encode(_ bytes: some Sequence<UInt8>, keeping: (UInt8) -> Bool) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.underestimatedCount)
+        append(bytes, keeping: keeping, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @inlinable
+    static func append(_ bytes: some Sequence<UInt8>, keeping: (UInt8) -> Bool, to out: inout [UInt8]) {
         for byte in bytes {
             if keeping(byte) {
                 out.append(byte)
@@ -65,7 +63,6 @@ public enum PercentEncoding {
                 out.append(upperHexDigit(byte & 0xF))
             }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     @usableFromInline
