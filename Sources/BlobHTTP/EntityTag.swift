@@ -54,15 +54,18 @@ public enum EntityTagCondition: Equatable, Sendable {
     /// A list of tags; malformed members are dropped.
     case tags([EntityTag])
 
-    /// Parses the combined field values; nil when absent.
-    public static func parse(_ values: [String]) -> EntityTagCondition? {
+    /// Parses the combined field values; nil when absent. `acceptingUnquoted`: a member without
+    /// its quotes counts as that strong tag (S3 clients send ETags so, and S3 takes them).
+    public static func parse(_ values: [String], acceptingUnquoted: Bool = false) -> EntityTagCondition? {
         guard !values.isEmpty else { return nil }
         var tags: [EntityTag] = []
         for value in values {
             for member in value.split(separator: ",") {
                 let trimmed = member.trimmingOWS()
                 if trimmed == "*" { return .any }
-                if let tag = EntityTag.parse(trimmed) { tags.append(tag) }
+                if let tag = EntityTag.parse(trimmed) ?? (acceptingUnquoted ? EntityTag.parse("\"\(trimmed)\""[...]) : nil) {
+                    tags.append(tag)
+                }
             }
         }
         return .tags(tags)

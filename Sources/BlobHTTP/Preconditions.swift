@@ -22,10 +22,11 @@ public struct Preconditions: Sendable {
         case failed
     }
 
-    /// Reads the conditional headers of `head`.
-    public init(_ head: HTTPRequestHead) {
-        ifMatch = EntityTagCondition.parse(head.values(of: "If-Match"))
-        ifNoneMatch = EntityTagCondition.parse(head.values(of: "If-None-Match"))
+    /// Reads the conditional headers of `head`; `acceptingUnquotedTags` as in
+    /// `EntityTagCondition.parse` (the S3 dialect).
+    public init(_ head: HTTPRequestHead, acceptingUnquotedTags: Bool = false) {
+        ifMatch = EntityTagCondition.parse(head.values(of: "If-Match"), acceptingUnquoted: acceptingUnquotedTags)
+        ifNoneMatch = EntityTagCondition.parse(head.values(of: "If-None-Match"), acceptingUnquoted: acceptingUnquotedTags)
         ifModifiedSince = head["If-Modified-Since"].flatMap(HTTPDate.parse)
         ifUnmodifiedSince = head["If-Unmodified-Since"].flatMap(HTTPDate.parse)
     }

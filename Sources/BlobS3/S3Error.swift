@@ -111,6 +111,8 @@ struct S3Error: Error, Equatable {
             case .unavailable(let detail):
                 self.init(.serviceUnavailable, detail)
                 headers = [("Retry-After", "1")]
+            case .badRequest(let detail):
+                self.init(.invalidArgument, detail)
             default:
                 self.init(.invalidRequest, "\(error)")
             }

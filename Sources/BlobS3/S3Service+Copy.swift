@@ -26,7 +26,7 @@ extension S3Service {
         }
         let blob = try openCopySource(head, source)
         let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
-        let preconditions = Preconditions(head)
+        let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection
         // drops the stream, which removes its file.
@@ -105,7 +105,7 @@ extension S3Service {
             ("x-amz-copy-source-if-modified-since", "If-Modified-Since"),
             ("x-amz-copy-source-if-unmodified-since", "If-Unmodified-Since"),
         ].compactMap { from, to in head[from].map { (to, $0) } }
-        let conditions = Preconditions(HTTPRequestHead(method: "GET", path: [], headers: renamed))
+        let conditions = Preconditions(HTTPRequestHead(method: "GET", path: [], headers: renamed), acceptingUnquotedTags: true)
         guard conditions.evaluate(current: blob.record, safe: true, entityTag: Self.entityTag) == .proceed else {
             throw S3Error(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
         }

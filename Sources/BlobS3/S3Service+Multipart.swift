@@ -34,7 +34,7 @@ extension S3Service {
                          requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
         guard let id = Self.value("uploadId", in: query) else { throw S3Error(.invalidArgument, "uploadId is missing.") }
-        let preconditions = Preconditions(head)
+        let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: 1 << 20, committers: committers) { [self] body in
             do {
@@ -68,7 +68,11 @@ extension S3Service {
         guard let body, let text = String(validating: body, as: UTF8.self), text.contains("<CompleteMultipartUpload") else {
             throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
         }
-        return try XML.elements("Part", in: text).map { part in
+        let parts = XML.elements("Part", in: text)
+        guard !parts.isEmpty else {
+            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
+        }
+        return try parts.map { part in
             guard let number = XML.elements("PartNumber", in: part).first.flatMap({ Int(XML.unescape($0).trimmingCharacters()) }),
                   let etag = XML.elements("ETag", in: part).first else {
                 throw S3Error(.malformedXML, "Every Part needs a PartNumber and an ETag.")

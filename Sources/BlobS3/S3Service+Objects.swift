@@ -13,7 +13,10 @@ extension S3Service {
                        requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
         let payload = try Payload(head, authorized: authorized)
-        let preconditions = Preconditions(head)
+        guard payload.size != nil || head["Transfer-Encoding"] != nil else {
+            throw S3Error(.missingContentLength, "You must provide the Content-Length HTTP header.")
+        }
+        let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         if !preconditions.isEmpty,
            preconditions.evaluate(current: try store.record(for: blobKey), safe: false, entityTag: Self.entityTag) == .failed {
             throw StoreError.preconditionFailed
@@ -163,7 +166,9 @@ extension S3Service {
     // MARK: GetObject, HeadObject
 
     /// GetObject and HeadObject: preconditions, then the whole object or one range.
-    func read(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+    func read(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+              requestID: String) throws -> HTTPResponse {
+        let overrides = try Self.responseOverrides(query)
         let blob = try openObject(bucket, key)
         let record = blob.record
         let etag = Self.etag(record)
@@ -172,9 +177,9 @@ extension S3Service {
             ("x-amz-request-id", requestID),
         ]
         if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
-        switch Preconditions(head).evaluate(current: record, safe: true, entityTag: Self.entityTag) {
+        switch Preconditions(head, acceptingUnquotedTags: true).evaluate(current: record, safe: true, entityTag: Self.entityTag) {
         case .proceed: break
-        case .notModified: return HTTPResponse(status: 304, headers: headers)
+        case .notModified: return HTTPResponse(status: 304, headers: Self.overriding(headers, with: overrides))
         case .failed: throw StoreError.preconditionFailed
         }
         headers.append(("Content-Type", record.contentType))
@@ -203,12 +208,40 @@ extension S3Service {
         }
         // A checksum covers the whole object, so a part of it comes without one.
         if status == 200 { headers += checksums }
+        headers = Self.overriding(headers, with: overrides)
         guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
         if range.length <= 16 * 1024 {
             return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
         }
         return HTTPResponse(status: status, headers: headers,
                             body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+    }
+
+    /// The `response-*` query parameters of GetObject and HeadObject, which set the answer's
+    /// headers of the same name (a signed URL handed out can so name the download's file).
+    static let responseOverrideHeaders = [
+        ("response-content-type", "Content-Type"), ("response-content-language", "Content-Language"),
+        ("response-expires", "Expires"), ("response-cache-control", "Cache-Control"),
+        ("response-content-disposition", "Content-Disposition"), ("response-content-encoding", "Content-Encoding"),
+    ]
+
+    static func responseOverrides(_ query: [(name: String, value: [UInt8])]) throws -> [(name: String, value: String)] {
+        var overrides: [(name: String, value: String)] = []
+        for item in query where item.name.hasPrefix("response-") {
+            guard let header = responseOverrideHeaders.first(where: { $0.0 == item.name })?.1 else { continue }
+            guard item.value.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }), item.value.count <= 1024 else {
+                throw S3Error(.invalidArgument, "\(item.name) must be at most 1024 bytes of visible ASCII, spaces and tabs.")
+            }
+            overrides.append((header, String(decoding: item.value, as: UTF8.self)))
+        }
+        return overrides
+    }
+
+    /// `headers` with each of `overrides` in place of the field of that name.
+    static func overriding(_ headers: [(name: String, value: String)], with overrides: [(name: String, value: String)])
+        -> [(name: String, value: String)] {
+        guard !overrides.isEmpty else { return headers }
+        return headers.filter { header in !overrides.contains { $0.name == header.name } } + overrides
     }
 
     /// A whole object's `x-amz-checksum-*`: the one its upload gave, and (`withSHA256`) the

@@ -211,6 +211,12 @@ public final class S3Service: HTTPHandler {
         if let unsupported = query.first(where: { Self.unsupportedSubresources.contains($0.name) }) {
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported.name)'.")
         }
+        if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
+            throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")
+        }
+        if head.method == "PUT" || head.method == "POST" {
+            try Self.refuseACLs(head)
+        }
         switch (target, head.method) {
         case (.service, "GET"), (.service, "HEAD"):
             return .respond(try listBuckets(requestID: requestID))
@@ -259,15 +265,27 @@ public final class S3Service: HTTPHandler {
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
             if has("acl") {
-                _ = try blobKey(bucket, key)
+                guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
-            return .respond(try read(head, bucket: bucket, key: key, requestID: requestID))
+            return .respond(try read(head, bucket: bucket, key: key, query: query, requestID: requestID))
         case (.object(let bucket, let key), "DELETE"):
             try deleteObject(try blobKey(bucket, key))
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         default:
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        }
+    }
+
+    /// Canned ACLs and grants on a write: blobd keeps every object private to its keys, so only
+    /// the ACLs that say so (`private`, and `bucket-owner-full-control`, which rclone and
+    /// s3cmd may send) are accepted; the rest get NotImplemented rather than being ignored.
+    static func refuseACLs(_ head: HTTPRequestHead) throws(S3Error) {
+        if let acl = head["x-amz-acl"], !["private", "bucket-owner-full-control"].contains(acl.trimmingOWS()) {
+            throw S3Error(.notImplemented, "blobd's S3 dialect keeps objects private; the canned ACL '\(acl)' is not supported.")
+        }
+        if let grant = head.headers.first(where: { $0.name.lowercased().hasPrefix("x-amz-grant-") }) {
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support ACL grants (\(grant.name)).")
         }
     }
 
@@ -300,15 +318,22 @@ public final class S3Service: HTTPHandler {
     // MARK: Buckets
 
     /// S3's bucket naming rules: 3–63 of lowercase letters, digits, `.` and `-`, starting and
-    /// ending with a letter or digit.
+    /// ending with a letter or digit; no `..`, `.-` or `-.`; not an IPv4 address; none of the
+    /// prefixes and suffixes AWS reserves.
     static func isValidBucketName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
         guard (3...63).contains(bytes.count), let first = bytes.first, let last = bytes.last,
-              alphanumeric(first), alphanumeric(last) else { return false }
-        return bytes.allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
-            && !name.contains("..")
+              alphanumeric(first), alphanumeric(last),
+              bytes.allSatisfy({ alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else { return false }
+        if ["..", ".-", "-."].contains(where: { name.contains($0) }) { return false }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        if labels.count == 4, labels.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) { return false }
+        return !reservedBucketPrefixes.contains(where: name.hasPrefix) && !reservedBucketSuffixes.contains(where: name.hasSuffix)
     }
+
+    static let reservedBucketPrefixes = ["xn--", "sthree-", "amzn-s3-demo-"]
+    static let reservedBucketSuffixes = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
 
     private func createBucket(_ name: String, requestID: String) throws -> HTTPResponse {
         guard Self.isValidBucketName(name) else {

@@ -163,6 +163,9 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state
     guard let mhdResponse = makeResponse(response.body) else { return .NO }
     defer { MHD_destroy_response(mhdResponse) }
     for (name, value) in response.headers {
+        // libmicrohttpd refuses an empty value; a single space is whitespace around an empty
+        // field value (RFC 9110 §5.5), which every client trims, so the field arrives empty.
+        let value = value.isEmpty ? " " : value
         // withCString copies a small string to the stack, where an implicit conversion allocates.
         _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
     }

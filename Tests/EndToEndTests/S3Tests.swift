@@ -293,6 +293,43 @@ import Testing
         #expect(leftovers.isEmpty, "completed and aborted uploads leave no part files: \(leftovers)")
     }
 
+    /// Details s3-tests checks, as AWS answers them: bucket naming, empty metadata values,
+    /// `response-*` overrides, unquoted ETags, canned ACLs, version ids, a Complete without
+    /// parts, the ACL of a missing key and a PUT without Content-Length.
+    @Test func s3DetailsAsAWSAnswersThem() throws {
+        let (blobd, port, _) = try Self.start()
+        try Self.python(Self.client + """
+            import datetime
+            for name in ["foo.-bar", "foo-.bar", "192.168.5.123", "xn--foo", "sthree-foo", "foo-s3alias", "foo--ol-s3"]:
+                check(code(lambda: s3.create_bucket(Bucket=name)) == ("InvalidBucketName", 400), "bucket name " + name)
+            s3.create_bucket(Bucket="a.b-c1", ACL="private")
+            s3.put_object(Bucket="a.b-c1", Key="k", Body=b"body", Metadata={"meta1": "", "two": "v"}, ACL="private")
+            head = s3.head_object(Bucket="a.b-c1", Key="k")
+            check(head["Metadata"] == {"meta1": "", "two": "v"}, "an empty metadata value: %r" % head["Metadata"])
+            got = s3.get_object(Bucket="a.b-c1", Key="k", ResponseContentType="foo/bar", ResponseCacheControl="no-cache",
+                                ResponseContentDisposition="attachment; filename=x.bin", ResponseContentLanguage="de",
+                                ResponseContentEncoding="identity", ResponseExpires=datetime.datetime(2030, 1, 1, tzinfo=datetime.timezone.utc))
+            h = got["ResponseMetadata"]["HTTPHeaders"]
+            check((h["content-type"], h["cache-control"], h["content-disposition"], h["content-language"], h["content-encoding"])
+                  == ("foo/bar", "no-cache", "attachment; filename=x.bin", "de", "identity"), "response-* overrides: %r" % h)
+            check(h["expires"] == "Tue, 01 Jan 2030 00:00:00 GMT" and got["Body"].read() == b"body", "response-expires")
+            etag = head["ETag"].strip('"')
+            check(s3.get_object(Bucket="a.b-c1", Key="k", IfMatch=etag)["Body"].read() == b"body", "an unquoted If-Match ETag")
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", IfNoneMatch=etag)) == ("304", 304), "an unquoted If-None-Match ETag")
+            check(code(lambda: s3.put_object(Bucket="a.b-c1", Key="k", Body=b"x", ACL="public-read")) == ("NotImplemented", 501),
+                  "a public canned ACL")
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", VersionId="bogus")) == ("InvalidArgument", 400), "a version id")
+            check(s3.get_object(Bucket="a.b-c1", Key="k", VersionId="null")["Body"].read() == b"body", "version id null")
+            check(code(lambda: s3.get_object_acl(Bucket="a.b-c1", Key="missing")) == ("NoSuchKey", 404), "the ACL of a missing key")
+            upload = s3.create_multipart_upload(Bucket="a.b-c1", Key="mp")["UploadId"]
+            check(code(lambda: s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload, MultipartUpload={"Parts": []}))
+                  == ("MalformedXML", 400), "a Complete without parts")
+            url = s3.generate_presigned_url("put_object", Params={"Bucket": "a.b-c1", "Key": "nolength"}, ExpiresIn=300)
+            out = subprocess.run(["curl", "-s", "-X", "PUT", "-H", "Content-Length:", "-w", "%{http_code}", url], capture_output=True).stdout
+            check(out.endswith(b"411") and b"MissingContentLength" in out, "a PUT without Content-Length: %r" % out)
+            """, port: port, blobd: blobd)
+    }
+
     /// A presigned URL requested again is served from the table of verified URLs, and still
     /// answers 403 once it has expired, when it comes with another Host or payload hash, when
     /// its key lacks the scope, and once SIGHUP has given its key a new secret.
