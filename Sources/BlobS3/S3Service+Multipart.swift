@@ -115,16 +115,65 @@ extension S3Service {
     /// ListMultipartUploads (`GET /BUCKET?uploads`), with prefix.
     func listMultipartUploads(bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
         try requireBucket(bucket)
-        let prefix = Self.value("prefix", in: query) ?? ""
-        let uploads = try store.multipartUploads(prefix: Array((bucket + "/" + prefix).utf8)).prefix(1000)
-        var xml = XML.declaration + "<ListMultipartUploadsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
-            + XML.element("KeyMarker", "") + XML.element("UploadIdMarker", "") + XML.element("Prefix", prefix)
-            + XML.element("MaxUploads", "1000") + XML.element("IsTruncated", "false")
-        for upload in uploads {
-            xml += "<Upload>" + XML.element("Key", String(upload.key.rawValue.dropFirst(bucket.count + 1)))
-                + XML.element("UploadId", upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
-                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(upload.created)) + "</Upload>"
+        func value(_ name: String) -> String? { Self.value(name, in: query) }
+        let prefix = value("prefix") ?? ""
+        let delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
+        let keyMarker = value("key-marker") ?? ""
+        let uploadIDMarker = keyMarker.isEmpty ? "" : value("upload-id-marker") ?? ""
+        var maxUploads = 1000
+        if let text = value("max-uploads") {
+            guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-uploads must be a non-negative integer.") }
+            maxUploads = min(number, 1000)
         }
+        let urlEncoded = value("encoding-type") == "url"
+        func encoded(_ text: String) -> String {
+            urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text
+        }
+        /// S3 orders keys by their UTF-8 bytes.
+        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+        // Uploads come by key, then by when they started. After the key marker: later keys, and
+        // with an upload id marker also the marker key's uploads that come after that upload.
+        // (Uploads that started in the same second by id, so that pages agree.)
+        let all = try store.multipartUploads(prefix: Array((bucket + "/" + prefix).utf8))
+            .sorted { a, b in a.key != b.key ? a.key < b.key : a.created != b.created ? a.created < b.created : a.id < b.id }
+            .map { (key: String($0.key.rawValue.dropFirst(bucket.count + 1)), upload: $0) }
+        var start = all.firstIndex { precedes(keyMarker, $0.key) } ?? all.endIndex
+        if !uploadIDMarker.isEmpty, let marker = all.firstIndex(where: { $0.key == keyMarker && $0.upload.id == uploadIDMarker }) {
+            start = marker + 1
+        }
+        var uploads: [(key: String, upload: MultipartUpload)] = []
+        var commonPrefixes: [String] = []
+        var truncated = false
+        for entry in all[start...] {
+            if let delimiter, let range = entry.key.dropFirst(prefix.count).range(of: delimiter) {
+                let common = String(entry.key[..<range.upperBound])
+                if commonPrefixes.last == common || !precedes(keyMarker, common) { continue }
+                if uploads.count + commonPrefixes.count == maxUploads { truncated = true; break }
+                commonPrefixes.append(common)
+            } else {
+                if uploads.count + commonPrefixes.count == maxUploads { truncated = true; break }
+                uploads.append(entry)
+            }
+        }
+        var xml = XML.declaration + "<ListMultipartUploadsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
+            + XML.element("KeyMarker", encoded(keyMarker)) + XML.element("UploadIdMarker", uploadIDMarker)
+            + XML.element("Prefix", encoded(prefix)) + (delimiter.map { XML.element("Delimiter", encoded($0)) } ?? "")
+            + XML.element("MaxUploads", String(maxUploads)) + XML.element("IsTruncated", truncated ? "true" : "false")
+        if urlEncoded { xml += XML.element("EncodingType", "url") }
+        if truncated {
+            // The last listed entry: an upload, or a common prefix (whose uploads all follow it).
+            let lastUpload = uploads.last.map { ($0.key, $0.upload.id) }
+            let last = commonPrefixes.last.map { common in lastUpload.map { precedes(common, $0.0) ? $0 : (common, "") } ?? (common, "") } ?? lastUpload
+            if let last {
+                xml += XML.element("NextKeyMarker", encoded(last.0)) + XML.element("NextUploadIdMarker", last.1)
+            }
+        }
+        for entry in uploads {
+            xml += "<Upload>" + XML.element("Key", encoded(entry.key))
+                + XML.element("UploadId", entry.upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
+                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(entry.upload.created)) + "</Upload>"
+        }
+        for common in commonPrefixes { xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>" }
         return xmlResponse(xml + "</ListMultipartUploadsResult>", requestID: requestID)
     }
 

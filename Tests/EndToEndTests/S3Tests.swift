@@ -324,6 +324,24 @@ import Testing
             upload = s3.create_multipart_upload(Bucket="a.b-c1", Key="mp")["UploadId"]
             check(code(lambda: s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload, MultipartUpload={"Parts": []}))
                   == ("MalformedXML", 400), "a Complete without parts")
+            # ListMultipartUploads pages like AWS: max-uploads, key and upload id markers, delimiter.
+            s3.abort_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload)
+            ids = {key: [s3.create_multipart_upload(Bucket="a.b-c1", Key=key)["UploadId"] for _ in range(n)]
+                   for key, n in [("a", 1), ("b/1", 1), ("b/2", 1), ("c", 2)]}
+            def listing(**kw):
+                r = s3.list_multipart_uploads(Bucket="a.b-c1", **kw)
+                return ([(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])], [p["Prefix"] for p in r.get("CommonPrefixes", [])],
+                        r["IsTruncated"], r.get("NextKeyMarker"), r.get("NextUploadIdMarker"))
+            every = listing()[0]  # c's two uploads by when they started (within a second: by id)
+            check(sorted(every) == sorted((k, i) for k in ids for i in ids[k]) and [k for k, _ in every] == ["a", "b/1", "b/2", "c", "c"],
+                  "all uploads: %r" % (listing(),))
+            check(listing()[2:] == (False, None, None), "not truncated")
+            check(listing(MaxUploads=2) == (every[:2], [], True, "b/1", ids["b/1"][0]), "two uploads: %r" % (listing(MaxUploads=2),))
+            check(listing(KeyMarker="b/1", UploadIdMarker=ids["b/1"][0])[0] == every[2:], "after b/1's upload")
+            check(listing(KeyMarker="c", UploadIdMarker=every[3][1])[0] == every[4:], "after c's first upload")
+            check(listing(KeyMarker="b/2")[0] == every[3:], "after the key b/2")
+            check(listing(Delimiter="/") == ([every[0]] + every[3:], ["b/"], False, None, None), "with a delimiter: %r" % (listing(Delimiter="/"),))
+            check(listing(Delimiter="/", MaxUploads=2) == ([every[0]], ["b/"], True, "b/", ""), "a page ending on a common prefix")
             url = s3.generate_presigned_url("put_object", Params={"Bucket": "a.b-c1", "Key": "nolength"}, ExpiresIn=300)
             out = subprocess.run(["curl", "-s", "-X", "PUT", "-H", "Content-Length:", "-w", "%{http_code}", url], capture_output=True).stdout
             check(out.endswith(b"411") and b"MissingContentLength" in out, "a PUT without Content-Length: %r" % out)
