@@ -19,6 +19,7 @@ struct S3Error: Error, Equatable {
         case invalidArgument = "InvalidArgument"
         case invalidBucketName = "InvalidBucketName"
         case invalidRange = "InvalidRange"
+        case invalidPartNumber = "InvalidPartNumber"
         case invalidRequest = "InvalidRequest"
         case keyTooLong = "KeyTooLongError"
         case incompleteBody = "IncompleteBody"
@@ -49,7 +50,7 @@ struct S3Error: Error, Equatable {
             case .methodNotAllowed: 405
             case .bucketAlreadyOwnedByYou, .bucketNotEmpty, .operationAborted: 409
             case .preconditionFailed: 412
-            case .invalidRange: 416
+            case .invalidRange, .invalidPartNumber: 416
             case .internalError: 500
             case .notImplemented: 501
             case .serviceUnavailable: 503

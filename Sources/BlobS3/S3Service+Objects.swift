@@ -192,7 +192,19 @@ extension S3Service {
         var status = 200
         // S3 serves one range; a header it cannot use is ignored (the whole object).
         let values = head.values(of: "Range")
-        if values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]), specs.count == 1 {
+        if let partNumber = try Self.partNumber(query, hasRange: !values.isEmpty) {
+            // Part 1 of an object uploaded in one piece is all of it. A multipart object's part
+            // boundaries are not kept, so its parts cannot be served: no silent whole object.
+            guard record.parts == nil else {
+                throw S3Error(.notImplemented, "blobd does not serve a multipart object by part number; use a Range.")
+            }
+            guard partNumber == 1 else { throw S3Error(.invalidPartNumber, "The requested partnumber is not satisfiable") }
+            if let whole = range {
+                status = 206
+                headers.append(("Content-Range", whole.contentRange(size: record.size)))
+            }
+            headers.append(("x-amz-mp-parts-count", "1"))
+        } else if values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]), specs.count == 1 {
             switch RangePlan.plan(specs, size: record.size) {
             case .single(let single):
                 range = single
@@ -215,6 +227,16 @@ extension S3Service {
         }
         return HTTPResponse(status: status, headers: headers,
                             body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+    }
+
+    /// The `partNumber` of a GetObject or HeadObject (1 to 10,000), which excludes a Range.
+    static func partNumber(_ query: [(name: String, value: [UInt8])], hasRange: Bool) throws -> Int? {
+        guard let text = value("partNumber", in: query) else { return nil }
+        guard let number = Int(text), (1...10_000).contains(number) else {
+            throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
+        }
+        guard !hasRange else { throw S3Error(.invalidRequest, "Cannot specify both Range header and partNumber query parameter.") }
+        return number
     }
 
     /// The `response-*` query parameters of GetObject and HeadObject, which set the answer's

@@ -324,6 +324,18 @@ import Testing
             upload = s3.create_multipart_upload(Bucket="a.b-c1", Key="mp")["UploadId"]
             check(code(lambda: s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload, MultipartUpload={"Parts": []}))
                   == ("MalformedXML", 400), "a Complete without parts")
+            # GET by part number: part 1 of a single-part object is all of it; a multipart object's
+            # parts are not served (NotImplemented rather than the whole object).
+            got = s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=1)
+            check(got["Body"].read() == b"body" and got["ETag"] == head["ETag"] and got["PartsCount"] == 1, "part 1: %r" % got)
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=2)) == ("InvalidPartNumber", 416), "part 2")
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=1, Range="bytes=0-1")) == ("InvalidRequest", 400),
+                  "a part number and a range")
+            mp = s3.create_multipart_upload(Bucket="a.b-c1", Key="mp2")["UploadId"]
+            part = s3.upload_part(Bucket="a.b-c1", Key="mp2", UploadId=mp, PartNumber=1, Body=b"p" * 10)
+            s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp2", UploadId=mp,
+                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="mp2", PartNumber=1)) == ("NotImplemented", 501), "a multipart part")
             # ListMultipartUploads pages like AWS: max-uploads, key and upload id markers, delimiter.
             s3.abort_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload)
             ids = {key: [s3.create_multipart_upload(Bucket="a.b-c1", Key=key)["UploadId"] for _ in range(n)]
