@@ -10,14 +10,14 @@ Small PUTs (new keys) and GETs for sqlite/pg1/pg2, a --big upload and download f
 Everything is stopped by PID in `finally`; every wait is bounded, the run by --time-budget.
 """
 
-import argparse, http.client, os, re, resource, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
+import argparse, http.client, os, re, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import BenchError, left, logger  # noqa: E402
-from bench import CLK_TCK, GiB, KiB, MiB, children_of, free_port, parse_size, proc_cpu_ticks, user_process_ticks  # noqa: E402
+from harness import BenchError, Meter, left, logger  # noqa: E402
+from bench import GiB, KiB, MiB, children_of, free_port, parse_size, proc_cpu_ticks  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 CEPH_LOCAL = os.path.join(REPO, "tools", "ceph-local.sh")
@@ -158,38 +158,6 @@ class Setup:
         return parts
 
 
-class Meter:
-    """Over one run: CPU seconds of the set-up's processes by kind, of the client (wrk, curl), the
-    machine's busy and steal shares of all CPU time (/proc/stat), and other processes' CPU."""
-
-    def __init__(self, setup):
-        self.setup = setup
-
-    @staticmethod
-    def machine():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return sum(v), sum(v) - v[3] - v[4], v[7], r.ru_utime + r.ru_stime
-
-    def __enter__(self):
-        self.c0, self.m0, self.p0, self.t0 = self.setup.cpu(), self.machine(), user_process_ticks(), time.monotonic()
-        return self
-
-    def __exit__(self, *exc):
-        c1, m1, secs = self.setup.cpu(), self.machine(), time.monotonic() - self.t0
-        self.parts = {k: (v - self.c0.get(k, 0)) / CLK_TCK for k, v in c1.items()}
-        total, busy, steal = (y - x for x, y in zip(self.m0[:3], m1[:3]))
-        self.steal_pct, self.busy_pct, self.client = 100 * steal / max(total, 1), 100 * busy / max(total, 1), m1[3] - self.m0[3]
-        ours, foreign = set(self.setup.pids()) | {os.getpid()}, {}
-        for pid, (name, ticks) in user_process_ticks().items():
-            d = ticks - self.p0.get(pid, (name, 0))[1]
-            if pid not in ours and d > 0:
-                foreign[name] = foreign.get(name, 0) + 100 * d / CLK_TCK / secs
-        self.foreign_pct = sum(foreign.values())
-        self.foreign_top = ", ".join(f"{n} {c:.0f}%" for n, c in sorted(foreign.items(), key=lambda x: -x[1])[:3])
-
-
 def put_many(port, keys, body, threads=8):
     """PUTs `keys` over `threads` keep-alive connections (one request per key); returns the failures."""
     bad = []
@@ -304,7 +272,7 @@ class Cluster:
             run([sys.executable, os.path.join(HERE, "touchmem.py"), str(self.a.touch_gib)], want=120)
 
     def record(self, wl, r, s, m, what, **v):
-        v.update(cpu=m.parts, client_cpu=m.client, steal_pct=m.steal_pct, busy_pct=m.busy_pct, foreign_pct=m.foreign_pct)
+        v.update(cpu=m.parts, client_cpu=m.client_cpu, steal_pct=m.steal_pct, busy_pct=m.busy_pct, foreign_pct=m.foreign_pct)
         self.samples.setdefault((wl, s.name), []).append(v)
         if m.steal_pct > 10 or m.foreign_pct > 15:
             self.notes.append(f"{wl} {s.name} r{r}: hypervisor steal {m.steal_pct:.0f}% of all CPU time, other processes "
@@ -324,7 +292,7 @@ class Cluster:
                       "-s"] + script + [x.base, "--"] + ([f"put-r{r}-{x.name}", str(SMALL)] if method == "PUT" else
                                                          [self.targets, "GET"]) for x in s.nodes]
             db0 = s.pg.counters(s.db) if s.pg else None
-            with Meter(s) as m:
+            with Meter(s.cpu, s.pids) as m:
                 procs = [subprocess.Popen(x, cwd=HERE, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, text=True) for x in argvs]
                 try:
@@ -374,7 +342,7 @@ class Cluster:
             url = f"{s.nodes[0].base}/v1/blobs/big-r{r if method == 'PUT' else a.rounds}"
             if method == "PUT":
                 self.prepare_write()
-            with Meter(s) as m:
+            with Meter(s.cpu, s.pids) as m:
                 res = [curl(["-T", self.src, url] if method == "PUT" else [url], 600) for _ in range(n)]
             moved, secs, codes = sum(x[1] if method == "PUT" else x[2] for x in res), sum(x[3] for x in res), [x[0] for x in res]
             ok = moved == n * a.big and all(x == (201 if method == "PUT" else 200) for x in codes)

@@ -1,9 +1,12 @@
 """What bench/s3bench.py and bench/cluster.py share: a time budget that every command they run
-stays within (so a run stops itself), log lines, and one timed curl request."""
+stays within (so a run stops itself), log lines, one timed curl request, and the CPU meter."""
 import os
+import resource
 import subprocess
 import sys
 import time
+
+from bench import CLK_TCK, user_process_ticks
 
 _deadline = 0.0
 
@@ -71,3 +74,40 @@ def add_common_arguments(ap, repo, what, result, time_budget):
     ap.add_argument("--time-budget", type=int, default=time_budget, help="seconds; the run stops itself after that")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 s, 64 MiB, no report file")
     ap.add_argument("--out", default=None, help=f"report path (default bench/results/{result}; '' for none)")
+
+
+class Meter:
+    """Over one run (a `with` block): the CPU seconds of the measured processes by kind (`cpu()`
+    gives their clock ticks so far, by kind) and in all; of the clients this script ran (wrk,
+    curl); the machine's busy and steal shares of all CPU time (/proc/stat); and the CPU of the
+    processes outside `ours()` in % of a core (a build on the same machine spoils the figures:
+    the reports say so)."""
+
+    def __init__(self, cpu, ours):
+        self.cpu, self.ours = cpu, ours
+
+    @staticmethod
+    def machine():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return sum(v), sum(v) - v[3] - v[4], v[7], r.ru_utime + r.ru_stime
+
+    def __enter__(self):
+        self.c0, self.m0, self.p0, self.t0 = self.cpu(), self.machine(), user_process_ticks(), time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        c1, m1, secs = self.cpu(), self.machine(), max(time.monotonic() - self.t0, 1e-9)
+        self.parts = {k: (v - self.c0.get(k, 0)) / CLK_TCK for k, v in c1.items()}
+        self.server_cpu, self.client_cpu = sum(self.parts.values()), m1[3] - self.m0[3]
+        total, busy, steal = (y - x for x, y in zip(self.m0[:3], m1[:3]))
+        self.steal_pct, self.busy_pct = 100 * steal / max(total, 1), 100 * busy / max(total, 1)
+        ours, foreign = set(self.ours()) | {os.getpid()}, {}
+        for pid, (name, ticks) in user_process_ticks().items():
+            d = ticks - self.p0.get(pid, (name, 0))[1]
+            if pid not in ours and d > 0:
+                foreign[name] = foreign.get(name, 0) + 100 * d / CLK_TCK / secs
+        self.foreign_pct = sum(foreign.values())
+        self.foreign_top = ", ".join(f"{n} {c:.0f}%" for n, c in sorted(foreign.items(), key=lambda x: -x[1])[:3])
+        return False

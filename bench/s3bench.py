@@ -15,14 +15,14 @@ Report: bench/results/s3.md. blobd is stopped by PID, the cluster by `ceph-local
 wait is bounded, and the whole run by --time-budget.
 """
 
-import argparse, glob, hashlib, hmac, json, os, re, resource, shlex, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, glob, hashlib, hmac, json, os, re, shlex, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import BenchError, left, logger, run  # noqa: E402
-from bench import CLK_TCK, GiB, KiB, MiB, free_port, parse_size, proc_cpu_ticks, user_process_ticks  # noqa: E402
+from harness import BenchError, Meter, left, logger, run  # noqa: E402
+from bench import GiB, KiB, MiB, free_port, parse_size, proc_cpu_ticks  # noqa: E402
 
 BUCKET, SMALL, CONNS = "bench", 4 * KiB, 16
 TARGETS = ("blobd-v1", "blobd-S3", "RGW-S3")
@@ -32,41 +32,6 @@ OURS = {os.getpid()}  # blobd and the Ceph daemons join: every other process's C
 
 
 log = logger("s3bench")
-
-
-class Meter:
-    """Over one run: the server's CPU seconds (per process name), the client's (curl, wrk),
-    hypervisor steal as a share of all the machine's CPU time (/proc/stat), and the CPU of
-    foreign processes (a build on the same machine spoils the figures: the report says so)."""
-
-    def __init__(self, target):
-        self.target = target
-
-    @staticmethod
-    def now():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return sum(v), v[7], r.ru_utime + r.ru_stime
-
-    def __enter__(self):
-        self.s0, self.m0, self.p0, self.t0 = self.target.cpu_parts(), self.now(), user_process_ticks(), time.monotonic()
-        return self
-
-    def __exit__(self, *exc):
-        s1, (all1, steal1, client1) = self.target.cpu_parts(), self.now()
-        self.parts = {k: (v - self.s0.get(k, 0)) / CLK_TCK for k, v in s1.items()}
-        self.server_cpu, self.client_cpu = sum(self.parts.values()), client1 - self.m0[2]
-        self.steal_pct = 100 * (steal1 - self.m0[1]) / max(all1 - self.m0[0], 1)
-        foreign = {}
-        for pid, (name, ticks) in user_process_ticks().items():
-            d = ticks - self.p0.get(pid, (name, 0))[1]
-            if pid not in OURS and d > 0:
-                foreign[name] = foreign.get(name, 0) + d / CLK_TCK
-        secs = max(time.monotonic() - self.t0, 1e-9)
-        self.foreign_pct = 100 * sum(foreign.values()) / secs  # of one core
-        self.foreign_top = ", ".join(f"{n} {100 * c / secs:.0f}%" for n, c in sorted(foreign.items(), key=lambda x: -x[1])[:3])
-        return False
 
 
 class Target:
@@ -282,7 +247,7 @@ class S3Bench:
                 self.prepare_write()
             args = ["-T", self.src, t.url("PUT", f"big-{t.name}-r{r}")] if method == "PUT" else \
                    [t.url("GET", f"big-{t.name}-r{a.rounds}")]
-            with Meter(t) as m:
+            with Meter(t.cpu_parts, lambda: OURS) as m:
                 res = [curl(t, args, 300) for _ in range(n)]
             moved, secs = sum(x[1] if method == "PUT" else x[2] for x in res), sum(x[3] for x in res)
             codes, ok = [x[0] for x in res], moved == n * a.big and all(x[0] in (200, 201) for x in res)
@@ -309,7 +274,7 @@ class S3Bench:
                 self.prepare_write()
             argv = ["wrk", "-t", "2", "-c", str(CONNS), "-d", f"{a.duration}s", "--timeout", "5s", "-s", "s3_urls.lua"] \
                 + t.headers + [t.base, "--", self.url_files[t.name][urls], method, str(SMALL)]
-            with Meter(t) as m:
+            with Meter(t.cpu_parts, lambda: OURS) as m:
                 p = run(argv, want=a.duration + 40, cwd=HERE)
             s = re.search(r"^BENCH (.*)$", p.stdout, re.M)
             if not s:
