@@ -125,13 +125,7 @@ class Node:
         raise BenchError(f"{self.name} did not start: {open(self.log, errors='replace').read()[-800:]}")
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        harness.stop(self.proc)
 
     def errors(self):  # whatever it logged after start-up
         with open(self.log, "rb") as f:
@@ -528,14 +522,7 @@ def main():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         c.stop()
-    if text is None:
-        sys.exit(1)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-        log(f"wrote {a.out}")
-    log(f"total {time.monotonic() - t_start:.0f} s")
+    harness.publish(text, a.out, t_start, log)
 
 
 if __name__ == "__main__":

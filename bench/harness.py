@@ -111,3 +111,28 @@ class Meter:
         self.foreign_pct = sum(foreign.values())
         self.foreign_top = ", ".join(f"{n} {c:.0f}%" for n, c in sorted(foreign.items(), key=lambda x: -x[1])[:3])
         return False
+
+
+def publish(text, out, started, log):
+    """Prints the report and writes it to `out` (when set), then logs the run's total time;
+    without a report (the run failed) exits 1."""
+    if text is None:
+        sys.exit(1)
+    print(text)
+    if out:
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        with open(out, "w") as f:
+            f.write(text)
+        log(f"wrote {out}")
+    log(f"total {time.monotonic() - started:.0f} s")
+
+
+def stop(proc):
+    """Stops a process this script started (by its PID): SIGTERM, then SIGKILL after 15 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

@@ -438,13 +438,7 @@ def main():
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if b.blobd is not None and b.blobd.poll() is None:
-            b.blobd.terminate()
-            try:
-                b.blobd.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                b.blobd.kill()
-                b.blobd.wait(timeout=5)
+        harness.stop(b.blobd)
         if os.path.exists(b.ceph):
             try:
                 subprocess.run([CEPH_LOCAL, "stop", b.ceph], stdin=subprocess.DEVNULL, timeout=60)
@@ -452,15 +446,7 @@ def main():
                 log(f"tools/ceph-local.sh stop {b.ceph} timed out")
         shutil.rmtree(work, ignore_errors=True)
         log(f"stopped blobd and the Ceph cluster, removed {work}")
-    if text is None:
-        sys.exit(1)
-    print(text)
-    if a.out:
-        os.makedirs(os.path.dirname(a.out), exist_ok=True)
-        with open(a.out, "w") as f:
-            f.write(text)
-        log(f"wrote {a.out}")
-    log(f"total {time.monotonic() - t_start:.0f} s")
+    harness.publish(text, a.out, t_start, log)
 
 
 if __name__ == "__main__":
