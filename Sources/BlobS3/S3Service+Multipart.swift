@@ -131,27 +131,25 @@ extension S3Service {
         }
         /// S3 orders keys by their UTF-8 bytes.
         func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
-        // Uploads come by key, then by when they started. After the key marker: later keys, and
-        // with an upload id marker also the marker key's uploads that come after that upload.
-        // (Uploads that started in the same second by id, so that pages agree.)
+        // Uploads come by key, then by id. After the key marker: later keys, and with an upload
+        // id marker also the marker key's uploads with greater ids (whether or not the marker's
+        // upload still exists: a client may abort each upload of a page before asking for the next).
         let all = try store.multipartUploads(prefix: Array((bucket + "/" + prefix).utf8))
-            .sorted { a, b in a.key != b.key ? a.key < b.key : a.created != b.created ? a.created < b.created : a.id < b.id }
+            .sorted { a, b in a.key != b.key ? a.key < b.key : a.id < b.id }
             .map { (key: String($0.key.rawValue.dropFirst(bucket.count + 1)), upload: $0) }
-        var start = all.firstIndex { precedes(keyMarker, $0.key) } ?? all.endIndex
-        if !uploadIDMarker.isEmpty, let marker = all.firstIndex(where: { $0.key == keyMarker && $0.upload.id == uploadIDMarker }) {
-            start = marker + 1
-        }
+        let start = all.firstIndex { entry in
+            precedes(keyMarker, entry.key) || (!uploadIDMarker.isEmpty && entry.key == keyMarker && precedes(uploadIDMarker, entry.upload.id))
+        } ?? all.endIndex
         var uploads: [(key: String, upload: MultipartUpload)] = []
         var commonPrefixes: [String] = []
         var truncated = false
         for entry in all[start...] {
-            if let delimiter, let range = entry.key.dropFirst(prefix.count).range(of: delimiter) {
-                let common = String(entry.key[..<range.upperBound])
+            if let delimiter, let common = Self.commonPrefix(of: entry.key, prefix: prefix, delimiter: delimiter) {
                 if commonPrefixes.last == common || !precedes(keyMarker, common) { continue }
-                if uploads.count + commonPrefixes.count == maxUploads { truncated = true; break }
+                if uploads.count + commonPrefixes.count == maxUploads { truncated = maxUploads > 0; break }
                 commonPrefixes.append(common)
             } else {
-                if uploads.count + commonPrefixes.count == maxUploads { truncated = true; break }
+                if uploads.count + commonPrefixes.count == maxUploads { truncated = maxUploads > 0; break }
                 uploads.append(entry)
             }
         }

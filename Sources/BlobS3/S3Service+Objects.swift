@@ -166,9 +166,14 @@ extension S3Service {
     // MARK: GetObject, HeadObject
 
     /// GetObject and HeadObject: preconditions, then the whole object or one range.
+    /// `anonymous`: an unsigned request under public read, which may not override headers (as
+    /// in S3: a `response-content-type` could otherwise serve a stored file as HTML).
     func read(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-              requestID: String) throws -> HTTPResponse {
+              anonymous: Bool, requestID: String) throws -> HTTPResponse {
         let overrides = try Self.responseOverrides(query)
+        guard overrides.isEmpty || !anonymous else {
+            throw S3Error(.invalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
+        }
         let blob = try openObject(bucket, key)
         let record = blob.record
         let etag = Self.etag(record)
@@ -227,6 +232,20 @@ extension S3Service {
         }
         return HTTPResponse(status: status, headers: headers,
                             body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+    }
+
+    /// The common prefix `key` rolls up to: the key up to and including the first `delimiter`
+    /// after `prefix` (which it starts with), matched byte for byte as S3 does; nil without one.
+    static func commonPrefix(of key: String, prefix: String, delimiter: String) -> String? {
+        let bytes = Array(key.utf8), delimiterBytes = Array(delimiter.utf8)
+        var index = prefix.utf8.count
+        while index + delimiterBytes.count <= bytes.count {
+            if bytes[index..<index + delimiterBytes.count].elementsEqual(delimiterBytes) {
+                return String(decoding: bytes[..<(index + delimiterBytes.count)], as: UTF8.self)
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// The `partNumber` of a GetObject or HeadObject (1 to 10,000), which excludes a Range.
@@ -356,8 +375,7 @@ extension S3Service {
                     truncated = true
                     break scan
                 }
-                if let delimiter, let range = objectKey.dropFirst(prefix.count).range(of: delimiter) {
-                    let common = String(objectKey[..<range.upperBound])
+                if let delimiter, let common = Self.commonPrefix(of: objectKey, prefix: prefix, delimiter: delimiter) {
                     commonPrefixes.append(common)
                     lastReturned = common
                     rolling = common

@@ -268,7 +268,8 @@ public final class S3Service: HTTPHandler {
                 guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
-            return .respond(try read(head, bucket: bucket, key: key, query: query, requestID: requestID))
+            return .respond(try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
+                                     requestID: requestID))
         case (.object(let bucket, let key), "DELETE"):
             try deleteObject(try blobKey(bucket, key))
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))

@@ -53,9 +53,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     /// One transaction for the batch: the rows of its keys are read and locked in one statement
-    /// (in key order, so nodes committing together do not deadlock), each commit is decided in
-    /// turn against what is there (including the batch's own earlier commits), and the replaced
-    /// versions go to `garbage` in one statement at the end.
+    /// (in key order), each commit is decided in turn against what is there (including the
+    /// batch's own earlier commits), and the replaced versions go to `garbage` in one statement at
+    /// the end. New keys are inserted in the batch's order: two nodes inserting the same new keys
+    /// in opposite orders deadlock, which PostgreSQL detects (40P01), and the transaction runs again.
     private func commitBatch(_ batch: [CommitRequest]) {
         do {
             try beforeCommit(batch.map(\.record))

@@ -344,7 +344,7 @@ import Testing
                 r = s3.list_multipart_uploads(Bucket="a.b-c1", **kw)
                 return ([(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])], [p["Prefix"] for p in r.get("CommonPrefixes", [])],
                         r["IsTruncated"], r.get("NextKeyMarker"), r.get("NextUploadIdMarker"))
-            every = listing()[0]  # c's two uploads by when they started (within a second: by id)
+            every = listing()[0]  # c's two uploads by id
             check(sorted(every) == sorted((k, i) for k in ids for i in ids[k]) and [k for k, _ in every] == ["a", "b/1", "b/2", "c", "c"],
                   "all uploads: %r" % (listing(),))
             check(listing()[2:] == (False, None, None), "not truncated")
@@ -354,9 +354,30 @@ import Testing
             check(listing(KeyMarker="b/2")[0] == every[3:], "after the key b/2")
             check(listing(Delimiter="/") == ([every[0]] + every[3:], ["b/"], False, None, None), "with a delimiter: %r" % (listing(Delimiter="/"),))
             check(listing(Delimiter="/", MaxUploads=2) == ([every[0]], ["b/"], True, "b/", ""), "a page ending on a common prefix")
+            check(listing(MaxUploads=0) == ([], [], False, None, None), "max-uploads 0")
+            # A page's last upload aborted before the next page is asked for: nothing is skipped.
+            s3.abort_multipart_upload(Bucket="a.b-c1", Key="c", UploadId=every[3][1])
+            check(listing(KeyMarker="c", UploadIdMarker=every[3][1])[0] == every[4:], "after an aborted marker upload")
             url = s3.generate_presigned_url("put_object", Params={"Bucket": "a.b-c1", "Key": "nolength"}, ExpiresIn=300)
             out = subprocess.run(["curl", "-s", "-X", "PUT", "-H", "Content-Length:", "-w", "%{http_code}", url], capture_output=True).stdout
             check(out.endswith(b"411") and b"MissingContentLength" in out, "a PUT without Content-Length: %r" % out)
+            """, port: port, blobd: blobd)
+    }
+
+    /// Under --public-read an unsigned GET reads, but may not override the answer's headers
+    /// (as in S3), or a stored file could be served as HTML.
+    @Test func anonymousReadsMayNotOverrideHeaders() throws {
+        let (blobd, port, _) = try Self.start(["--public-read"])
+        try Self.python(Self.client + """
+            s3.create_bucket(Bucket="pub")
+            s3.put_object(Bucket="pub", Key="page.svg", Body=b"<svg/>", ContentType="image/svg+xml")
+            base = os.environ["ENDPOINT"] + "/pub/page.svg"
+            out = subprocess.run(["curl", "-s", "-w", "%{http_code} %{content_type}", base], capture_output=True).stdout
+            check(out == b"<svg/>200 image/svg+xml", "an anonymous GET: %r" % out)
+            out = subprocess.run(["curl", "-s", "-w", "%{http_code}", base + "?response-content-type=text/html"], capture_output=True).stdout
+            check(out.endswith(b"400") and b"InvalidRequest" in out, "an anonymous override: %r" % out)
+            got = s3.get_object(Bucket="pub", Key="page.svg", ResponseContentType="text/plain")
+            check(got["ContentType"] == "text/plain", "a signed override")
             """, port: port, blobd: blobd)
     }
 
