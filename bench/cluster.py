@@ -491,10 +491,7 @@ def main():
     if a.big * a.rounds > 6 * GiB or shutil.disk_usage(a.tmpdir).free < a.big * (2 + 2 * a.rounds) + 2 * GiB:
         sys.exit("cluster: --big × --rounds must stay under 6 GiB (the Ceph OSD is an 8 GiB file) and fit in --tmpdir")
 
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    harness.interrupt_on_signals()
     MARKER = os.path.join(a.tmpdir, "blobd-bench.last-cleanup")
     c = Cluster(a)
     if os.path.exists(MARKER) and time.time() - os.stat(MARKER).st_mtime < 420:
@@ -505,23 +502,16 @@ def main():
     os.chmod(a.work, 0o755)  # PostgreSQL (user postgres) keeps its cluster in here
     a.bin = shutil.copy2(a.blobd, os.path.join(a.work, "blobd"))  # a rebuild during the run changes nothing
     log(f"temp dir {a.work}; time budget {a.time_budget} s")
-    text = None
-    try:
+
+    def workloads():
         c.start()
         c.small("PUT")
         c.small("GET")
         if a.big and {"sqlite", "ceph"} & set(a.setups):
             c.big("PUT")
             c.big("GET")
-        text = report(a, c, time.monotonic() - t_start)
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e}); cleaning up")
-    except BenchError as e:
-        log(f"FAILED: {e}")
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        c.stop()
+        return report(a, c, time.monotonic() - t_start)
+    text = harness.guarded(workloads, c.stop, log)
     harness.publish(text, a.out, t_start, log)
 
 

@@ -2,6 +2,7 @@
 stays within (so a run stops itself), log lines, one timed curl request, and the CPU meter."""
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -136,3 +137,28 @@ def stop(proc):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+def interrupt_on_signals():
+    """From now on SIGTERM, SIGHUP and SIGINT raise KeyboardInterrupt, so a run cleans up."""
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, on_signal)
+
+
+def guarded(workloads, cleanup, log):
+    """Runs `workloads()`, which returns the report, then `cleanup()` whatever happened, with
+    SIGINT and SIGTERM ignored so that it runs to its end. Returns the report, or None when the
+    run failed or was interrupted (said in the log)."""
+    try:
+        return workloads()
+    except KeyboardInterrupt as e:
+        log(f"interrupted ({e}); cleaning up")
+    except BenchError as e:
+        log(f"FAILED: {e}")
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        cleanup()
+    return None

@@ -15,7 +15,7 @@ Report: bench/results/s3.md. blobd is stopped by PID, the cluster by `ceph-local
 wait is bounded, and the whole run by --time-budget.
 """
 
-import argparse, glob, hashlib, hmac, json, os, re, shlex, shutil, signal, statistics, subprocess, sys, tempfile, time, urllib.parse
+import argparse, glob, hashlib, hmac, json, os, re, shlex, shutil, statistics, subprocess, sys, tempfile, time, urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -416,28 +416,21 @@ def main():
     if shutil.disk_usage(a.tmpdir).free < a.big * (1 + 3 * a.rounds) + 2 * GiB:
         sys.exit(f"s3bench: needs {(a.big * (1 + 3 * a.rounds) + 2 * GiB) / GiB:.1f} GiB free in {a.tmpdir}")
 
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, on_signal)
+    harness.interrupt_on_signals()
     work = tempfile.mkdtemp(prefix="blobd-s3bench.", dir=a.tmpdir)
     log(f"temp dir {work}; time budget {a.time_budget} s")
-    b, text = S3Bench(a, work), None
-    try:
+    b = S3Bench(a, work)
+
+    def workloads():
         b.setup()
         b.big("PUT")
         b.big("GET")
         b.wrk("PUT")
         b.wrk("GET")
         b.wrk("GET", "get_fresh")
-        text = report(a, b, time.monotonic() - t_start)  # reads the servers' logs: before they go
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e}); cleaning up")
-    except BenchError as e:
-        log(f"FAILED: {e}")
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return report(a, b, time.monotonic() - t_start)  # reads the servers' logs: before they go
+
+    def cleanup():
         harness.stop(b.blobd)
         if os.path.exists(b.ceph):
             try:
@@ -446,6 +439,7 @@ def main():
                 log(f"tools/ceph-local.sh stop {b.ceph} timed out")
         shutil.rmtree(work, ignore_errors=True)
         log(f"stopped blobd and the Ceph cluster, removed {work}")
+    text = harness.guarded(workloads, cleanup, log)
     harness.publish(text, a.out, t_start, log)
 
 
