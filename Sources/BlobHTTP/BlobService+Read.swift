@@ -2,9 +2,24 @@ import BlobStore
 import MicroHTTPD
 
 extension BlobService {
-    /// GET and HEAD of a blob: preconditions, then the whole blob, one range or several.
-    func read(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
-        let blob = try store.open(key)
+    /// GET and HEAD of a blob. The index lookup may wait on a database; the connection is
+    /// suspended meanwhile, and the response is made on its worker thread.
+    func read(_ head: HTTPRequestHead, key: BlobKey) -> HTTPRequestAction {
+        .later { [self] responder in
+            store.lookUp(key) { found in
+                responder.send { [self] in
+                    do {
+                        return try read(head, blob: store.open(key, found: found.get()))
+                    } catch {
+                        return failure(error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// GET and HEAD of an open blob: preconditions, then the whole blob, one range or several.
+    private func read(_ head: HTTPRequestHead, blob: OpenBlob) throws -> HTTPResponse {
         let record = blob.record
         let etag = EntityTag(version: record.version).headerValue
         switch Preconditions(head).evaluate(current: record, safe: true) {

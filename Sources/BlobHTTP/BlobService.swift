@@ -109,7 +109,7 @@ public final class BlobService: HTTPHandler {
             case (.blob(let rawKey), "DELETE"):
                 return .respond(try delete(head, key: Self.key(rawKey)))
             case (.blob(let rawKey), _):
-                return .respond(try read(head, key: Self.key(rawKey)))
+                return read(head, key: try Self.key(rawKey))
             }
         } catch {
             var response = failure(error)

@@ -169,12 +169,31 @@ extension S3Service {
     /// `anonymous`: an unsigned request under public read, which may not override headers (as
     /// in S3: a `response-content-type` could otherwise serve a stored file as HTML).
     func read(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-              anonymous: Bool, requestID: String) throws -> HTTPResponse {
+              anonymous: Bool, requestID: String) throws -> HTTPRequestAction {
         let overrides = try Self.responseOverrides(query)
         guard overrides.isEmpty || !anonymous else {
             throw S3Error(.invalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
         }
-        let blob = try openObject(bucket, key)
+        let blobKey = try Self.blobKey(bucket, key)
+        // The lookup may wait on a database: the connection is suspended meanwhile, and the
+        // response is made on its worker thread.
+        return .later { [self] responder in
+            store.lookUp(blobKey) { found in
+                responder.send { [self] in
+                    do {
+                        let blob = try openObject(bucket, key, found: found.get())
+                        return try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
+                    } catch {
+                        return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
+                    }
+                }
+            }
+        }
+    }
+
+    /// GetObject and HeadObject of an open object.
+    private func read(_ head: HTTPRequestHead, blob: OpenBlob, query: [(name: String, value: [UInt8])],
+                      overrides: [(name: String, value: String)], requestID: String) throws -> HTTPResponse {
         let record = blob.record
         let etag = Self.etag(record)
         var headers: [(name: String, value: String)] = [

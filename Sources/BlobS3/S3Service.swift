@@ -62,11 +62,17 @@ public final class S3Service: HTTPHandler {
                                            presigned: presigned.map { ($0, known) })
             return try route(head, query: query, target: target, authorized: authorized, requestID: requestID)
         } catch {
-            var failure = S3Error(error)
-            failure.bucket = failure.bucket ?? bucketName
-            failure.key = failure.key ?? objectKey
-            return .respond(self.failure(failure, head: head, requestID: requestID))
+            return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
         }
+    }
+
+    /// The error response to a request on `bucket` and `key` (named in the error unless it
+    /// names its own).
+    func failure(_ error: any Error, head: HTTPRequestHead, bucket: String?, key: String?, requestID: String) -> HTTPResponse {
+        var failure = S3Error(error)
+        failure.bucket = failure.bucket ?? bucket
+        failure.key = failure.key ?? key
+        return self.failure(failure, head: head, requestID: requestID)
     }
 
     /// The decoded value of query parameter `name`.
@@ -268,8 +274,8 @@ public final class S3Service: HTTPHandler {
                 guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
-            return .respond(try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
-                                     requestID: requestID))
+            return try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
+                            requestID: requestID)
         case (.object(let bucket, let key), "DELETE"):
             try deleteObject(try blobKey(bucket, key))
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
@@ -377,12 +383,12 @@ public final class S3Service: HTTPHandler {
         return try BlobKey(bucket + "/" + key)
     }
 
-    /// Opens object `key` for reading. The bucket is looked up only when the object is not
-    /// there, to tell NoSuchBucket from NoSuchKey: an object's bucket exists (a bucket is
-    /// deleted only when empty), so a GET that finds its object costs one index read.
-    func openObject(_ bucket: String, _ key: String) throws -> OpenBlob {
+    /// Opens object `key` as `store.lookUp` found it. The bucket is looked up only when the
+    /// object is not there, to tell NoSuchBucket from NoSuchKey: an object's bucket exists (a
+    /// bucket is deleted only when empty), so a GET that finds its object costs one index read.
+    func openObject(_ bucket: String, _ key: String, found: BlobRecord?) throws -> OpenBlob {
         do {
-            return try store.open(try Self.blobKey(bucket, key))
+            return try store.open(try Self.blobKey(bucket, key), found: found)
         } catch StoreError.notFound {
             try requireBucket(bucket)
             throw StoreError.notFound

@@ -12,6 +12,10 @@ public enum IndexCommit: Sendable, Equatable {
 public protocol BlobIndex: Sendable {
     /// The record at `key`, if any.
     func record(for key: BlobKey) throws(StoreError) -> BlobRecord?
+    /// The record at `key`, if any, handed to `completion` on whichever thread read it (maybe
+    /// before returning); `completion` must not block. The read sees every commit acknowledged
+    /// before this call. For indexes across a network, so that waiting takes no thread.
+    func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void)
     /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
     /// fails with `.preconditionFailed` otherwise. In the same transaction, marks the resumable
     /// upload `completingUpload` (if any) complete at this key. Calls `completion` once the
@@ -41,6 +45,13 @@ public protocol BlobIndex: Sendable {
     func versions(inFolder folder: String) throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+}
+
+extension BlobIndex {
+    /// An index on the local disk reads at once.
+    public func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        completion(Result { () throws(StoreError) in try record(for: key) })
+    }
 }
 
 /// Calls `start` with a completion and waits until it is called (on any thread, maybe before

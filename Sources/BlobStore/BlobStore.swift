@@ -247,13 +247,34 @@ public final class BlobStore: Sendable {
         // A replace or delete can unlink the file between lookup and open: look up again.
         for _ in 0..<8 {
             guard let record = try index.record(for: key) else { throw .notFound }
-            let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
-            if descriptor >= 0 {
-                return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
-            }
-            if errno != ENOENT { throw FileSystem.error("open blob", errno) }
+            if let blob = try open(file: record) { return blob }
         }
         throw .io(operation: "open blob \(key)", errno: ENOENT)
+    }
+
+    /// Looks the blob at `key` up without holding the calling thread while the index answers:
+    /// `completion` gets the record on whichever thread read it, and must not block. Open the
+    /// blob with `open(_:found:)`.
+    public func lookUp(_ key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        index.record(for: key, then: completion)
+    }
+
+    /// Opens the blob `lookUp` found at `key` (or throws `.notFound`); if its file has been
+    /// replaced since, the current version.
+    public func open(_ key: BlobKey, found: BlobRecord?) throws(StoreError) -> OpenBlob {
+        guard let found else { throw .notFound }
+        if let blob = try open(file: found) { return blob }
+        return try open(key)
+    }
+
+    /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
+    private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
+        let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno != ENOENT { throw FileSystem.error("open blob", errno) }
+            return nil
+        }
+        return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
 
     /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record.

@@ -46,6 +46,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         try reads.record(for: key)
     }
 
+    public func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        reads.record(for: key, then: completion)
+    }
+
     public func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
                        then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
         let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)

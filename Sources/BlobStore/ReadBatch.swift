@@ -3,28 +3,19 @@ import Synchronization
 
 /// Point reads of one node that arrive together share one round trip to the index.
 ///
-/// A reader that finds fewer than `maxInFlight` batches running leads a batch at once: it takes
-/// its own key and every key queued, fetches them in one statement and hands each reader its
-/// row. The others queue; when a batch ends, its leader promotes the first queued reader to
-/// lead the next batch, which takes everything queued by then. An idle node thus reads as
-/// before, in one round trip, and a busy one needs one round trip per batch instead of one per
-/// read.
+/// A read queues its key. While fewer than `maxInFlight` batches run, a batch starts on a
+/// dispatch thread: it takes every key queued, fetches them in one statement and hands each
+/// reader its row; when it ends, it runs the next batch if reads queued meanwhile. An idle node
+/// thus reads in one round trip, and a busy one needs one round trip per batch instead of one
+/// per read. No HTTP worker thread waits for the index: a GET suspends its connection until
+/// its row arrives.
 ///
 /// This is not a cache: every batch runs its statement after each of its readers arrived, so a
 /// read sees every commit acknowledged before it began, as a read of its own would.
 final class ReadBatch: Sendable {
-    /// One reader: its key, then its answer. `@unchecked Sendable`: written by the leader
-    /// before `done` is signalled, read by the reader after it returns from waiting.
-    private final class Reader: @unchecked Sendable {
-        let key: BlobKey
-        var result: Result<BlobRecord?, StoreError> = .failure(.index(.failed("not read")))
-        var leads = false
-        let done = DispatchSemaphore(value: 0)
+    private typealias Completion = @Sendable (Result<BlobRecord?, StoreError>) -> Void
 
-        init(key: BlobKey) { self.key = key }
-    }
-
-    private let state = Mutex((queue: [Reader](), inFlight: 0))
+    private let state = Mutex((queue: [(key: BlobKey, completion: Completion)](), inFlight: 0))
     private let maxInFlight: Int
     /// Reads `keys` (distinct) in one statement: the records found, by key.
     private let fetch: @Sendable ([BlobKey]) throws(StoreError) -> [BlobKey: BlobRecord]
@@ -34,49 +25,49 @@ final class ReadBatch: Sendable {
         self.fetch = fetch
     }
 
-    /// The record of `key`, read by a batch that started after this call did.
-    func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
-        let reader = Reader(key: key)
-        let leads = state.withLock { state in
-            guard state.inFlight < maxInFlight else {
-                state.queue.append(reader)
-                return false
-            }
+    /// Hands `completion` the record of `key`, read by a batch that started after this call,
+    /// on the batch's thread.
+    func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        let starts = state.withLock { state in
+            state.queue.append((key, completion))
+            guard state.inFlight < maxInFlight else { return false }
             state.inFlight += 1
             return true
         }
-        if !leads {
-            reader.done.wait()
+        if starts {
+            DispatchQueue.global().async { self.run() }
         }
-        if leads || reader.leads {
-            lead(reader)
-        }
-        return try reader.result.get()
     }
 
-    /// Runs one batch led by `leader`, then hands the lead on (or gives up its slot).
-    private func lead(_ leader: Reader) {
-        let batch = [leader] + state.withLock { $0.queue.removeAllReturning() }
-        let result: Result<[BlobKey: BlobRecord], StoreError>
-        do {
-            result = .success(try fetch(Array(Set(batch.map(\.key)))))
-        } catch {
-            result = .failure(error)
+    /// The record of `key`, read by a batch that started after this call did; waits for it.
+    func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        let answer = Mutex<Result<BlobRecord?, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        record(for: key) { result in
+            answer.withLock { $0 = result }
+            done.signal()
         }
-        let next = state.withLock { state -> Reader? in
-            guard !state.queue.isEmpty else {
-                state.inFlight -= 1
-                return nil
+        done.wait()
+        return try answer.withLock { $0 }?.get()
+    }
+
+    /// Runs batches until none is queued, then gives up its slot.
+    private func run() {
+        while true {
+            let batch = state.withLock { state in
+                if state.queue.isEmpty { state.inFlight -= 1 }
+                return state.queue.removeAllReturning()
             }
-            return state.queue.removeFirst()
-        }
-        for reader in batch {
-            reader.result = result.map { $0[reader.key] }
-            if reader !== leader { reader.done.signal() }
-        }
-        if let next {
-            next.leads = true
-            next.done.signal()
+            guard !batch.isEmpty else { return }
+            let result: Result<[BlobKey: BlobRecord], StoreError>
+            do {
+                result = .success(try fetch(Array(Set(batch.map(\.key)))))
+            } catch {
+                result = .failure(error)
+            }
+            for reader in batch {
+                reader.completion(result.map { $0[reader.key] })
+            }
         }
     }
 }

@@ -2,8 +2,9 @@ import CMicroHTTPD
 import Synchronization
 
 /// Sends the response to a request whose body has been read, now or later and from any
-/// thread. If the response is not there when `finish(_:)` returns, the connection is suspended
-/// (its worker thread goes on serving others) and resumed when `send(_:)` is called.
+/// thread. If the response is not there when `finish(_:)` (or the start of a `.later` action)
+/// returns, the connection is suspended (its worker thread goes on serving others) and resumed
+/// when `send` is called.
 ///
 /// While the server shuts down, a suspended connection is resumed with the handler's
 /// `shutdownResponse()` (libmicrohttpd must not be stopped with a connection suspended), and
@@ -15,8 +16,19 @@ public final class HTTPResponder: @unchecked Sendable {
     private enum State {
         case waiting
         case suspended
-        case ready(HTTPResponse)
+        case ready(Answer)
         case sent
+    }
+
+    /// A response, or how to make it on the connection's worker thread.
+    private enum Answer {
+        case response(HTTPResponse)
+        case make(@Sendable () -> HTTPResponse)
+
+        /// Drops an answer that will not be sent (nothing is made, a file body is closed).
+        func discard() {
+            if case .response(let response) = self { response.discard() }
+        }
     }
 
     private let connection: OpaquePointer
@@ -28,20 +40,31 @@ public final class HTTPResponder: @unchecked Sendable {
         self.server = server
     }
 
-    /// Sends `response`. Call exactly once.
+    /// Sends `response`. Call `send` exactly once.
     public func send(_ response: HTTPResponse) {
+        deliver(.response(response))
+    }
+
+    /// Sends what `make` returns; `make` runs on the connection's worker thread (not on the
+    /// caller's), so work such as opening files is spread over the workers. It is not run at
+    /// all if the server answers the request otherwise while shutting down.
+    public func send(making make: @escaping @Sendable () -> HTTPResponse) {
+        deliver(.make(make))
+    }
+
+    private func deliver(_ answer: Answer) {
         state.withLock { state in
             switch state {
             case .waiting:
-                state = .ready(response)
+                state = .ready(answer)
             case .suspended:
-                state = .ready(response)
+                state = .ready(answer)
                 // Under the lock, so a shutdown that finds this answer ready also finds the
                 // connection resumed before it stops libmicrohttpd.
                 server.resumed(self)
                 MHD_resume_connection(connection)
             case .ready, .sent:
-                response.discard()
+                answer.discard()
             }
         }
     }
@@ -49,16 +72,16 @@ public final class HTTPResponder: @unchecked Sendable {
     /// On the worker thread after `finish`: the response if it is ready, else the connection
     /// is suspended and nil returned.
     func takeOrSuspend() -> HTTPResponse? {
-        state.withLock { state in
+        let answer = state.withLock { state -> Answer? in
             switch state {
-            case .ready(let response):
+            case .ready(let answer):
                 state = .sent
-                return response
+                return answer
             case .waiting:
                 guard server.suspending(self) else {
                     // Shutting down: answer now rather than suspend.
                     state = .sent
-                    return server.handler.shutdownResponse()
+                    return .response(server.handler.shutdownResponse())
                 }
                 // Under the lock, so a concurrent `send` resumes only after this suspend.
                 MHD_suspend_connection(connection)
@@ -67,6 +90,11 @@ public final class HTTPResponder: @unchecked Sendable {
             case .suspended, .sent:
                 return nil
             }
+        }
+        switch answer {
+        case .response(let response): return response
+        case .make(let make): return make()
+        case nil: return nil
         }
     }
 }

@@ -69,6 +69,11 @@ public enum HTTPRequestAction {
     case respond(HTTPResponse)
     /// Read the body into the consumer, then send what it answers in `finish(_:)`.
     case receive(any HTTPBodyConsumer)
+    /// Answer through the responder, now or later from any thread: `start` runs on the worker
+    /// thread once the request is complete (a body is read and dropped), and the connection is
+    /// suspended until the answer is sent. For work that waits on something else, such as an
+    /// index lookup shared with other requests.
+    case later(@Sendable (HTTPResponder) -> Void)
 }
 
 /// What the server reports when a request is done.

@@ -53,6 +53,9 @@ final class RequestState {
     var head: HTTPRequestHead?
     let started = monotonicSeconds()
     var consumer: (any HTTPBodyConsumer)?
+    /// Runs at the end of the body and answers through a responder: the consumer's `finish`,
+    /// or the start of a `.later` action.
+    var finish: ((HTTPResponder) -> Void)?
     /// A response decided from the head of a request without a body, queued on the next call.
     var pending: HTTPResponse?
     /// Set once the body is complete; holds the consumer's response.
@@ -104,6 +107,10 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
             return queue(response, on: connection, state: state)
         case .receive(let consumer):
             state.consumer = consumer
+            state.finish = consumer.finish
+            return .YES
+        case .later(let start):
+            state.finish = start
             return .YES
         }
     }
@@ -127,10 +134,11 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         state.responder = nil
         return queue(response, on: connection, state: state)
     }
-    guard !state.bodyFinished, let consumer = state.consumer else { return .YES }
+    guard !state.bodyFinished, let finish = state.finish else { return .YES }
     state.bodyFinished = true
+    state.finish = nil
     let responder = HTTPResponder(connection: connection, server: server)
-    consumer.finish(responder)
+    finish(responder)
     guard let response = responder.takeOrSuspend() else {
         state.responder = responder
         return .YES
