@@ -225,7 +225,7 @@ public final class S3Service: HTTPHandler {
         }
         switch (target, head.method) {
         case (.service, "GET"), (.service, "HEAD"):
-            return .respond(try listBuckets(requestID: requestID))
+            return .respond(try listBuckets(query: query, requestID: requestID))
         case (.service, _):
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case (.bucket(let name), "PUT"):
@@ -356,13 +356,30 @@ public final class S3Service: HTTPHandler {
         guard try store.buckets.bucket(name) != nil else { throw S3Error(StoreError.bucketNotFound) }
     }
 
-    private func listBuckets(requestID: String) throws -> HTTPResponse {
-        var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
-        for bucket in try store.buckets.buckets() {
-            xml += "<Bucket>" + XML.element("Name", bucket.name)
-                + XML.element("CreationDate", Self.isoDate(bucket.created)) + "</Bucket>"
+    /// ListBuckets, in name order: `prefix`, and pages of `max-buckets` (1 to 10,000; all of
+    /// them when absent) resumed after a `continuation-token` (the last name of the page before).
+    private func listBuckets(query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        let prefix = Self.value("prefix", in: query) ?? ""
+        let after = Self.value("continuation-token", in: query)
+        var limit = Int.max
+        if let text = Self.value("max-buckets", in: query) {
+            guard let number = Int(text), (1...10_000).contains(number) else {
+                throw S3Error(.invalidArgument, "max-buckets must be an integer from 1 to 10000.")
+            }
+            limit = number
         }
-        xml += "</Buckets></ListAllMyBucketsResult>"
+        let matching = try store.buckets.buckets().filter { bucket in
+            bucket.name.hasPrefix(prefix) && (after.map { $0.utf8.lexicographicallyPrecedes(bucket.name.utf8) } ?? true)
+        }
+        var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
+        for bucket in matching.prefix(limit) {
+            xml += "<Bucket>" + XML.element("Name", bucket.name)
+                + XML.element("CreationDate", Self.isoDate(bucket.created)) + XML.element("BucketRegion", "us-east-1") + "</Bucket>"
+        }
+        xml += "</Buckets>"
+        if matching.count > limit { xml += XML.element("ContinuationToken", matching[limit - 1].name) }
+        if !prefix.isEmpty { xml += XML.element("Prefix", prefix) }
+        xml += "</ListAllMyBucketsResult>"
         return xmlResponse(xml, requestID: requestID)
     }
 

@@ -86,12 +86,14 @@ public final class PostgresPool: Sendable {
     /// range whose plan does not depend on the values, and with custom plans PostgreSQL planned
     /// the batched `key = ANY($1)` lookup anew on every execution (its custom plan looks cheaper
     /// for a short array), which was a third of its CPU per 4 KiB GET.
+    /// NOTICEs stay on the server: libpq would print them raw on stderr, in the middle of
+    /// blobd's log (every start said that `blobd_migrations` already exists).
     static func withDefaults(_ url: String) -> String {
         let isURL = url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")
         let defaults = [("application_name", "blobd"), ("connect_timeout", "5"), ("keepalives_count", "2"),
                         ("keepalives_idle", "10"), ("keepalives_interval", "5"),
-                        ("options", isURL ? "-c%20synchronous_commit%3Don%20-c%20enable_seqscan%3Doff%20-c%20plan_cache_mode%3Dforce_generic_plan"
-                            : "'-c synchronous_commit=on -c enable_seqscan=off -c plan_cache_mode=force_generic_plan'")]
+                        ("options", isURL ? "-c%20synchronous_commit%3Don%20-c%20enable_seqscan%3Doff%20-c%20plan_cache_mode%3Dforce_generic_plan%20-c%20client_min_messages%3Dwarning"
+                            : "'-c synchronous_commit=on -c enable_seqscan=off -c plan_cache_mode=force_generic_plan -c client_min_messages=warning'")]
         var result = url
         for (name, value) in defaults where !url.contains(name + "=") {
             if isURL {

@@ -358,6 +358,15 @@ import Testing
             # A page's last upload aborted before the next page is asked for: nothing is skipped.
             s3.abort_multipart_upload(Bucket="a.b-c1", Key="c", UploadId=every[3][1])
             check(listing(KeyMarker="c", UploadIdMarker=every[3][1])[0] == every[4:], "after an aborted marker upload")
+            # ListBuckets pages: prefix, max-buckets and the continuation token.
+            for name in ["lb-1", "lb-2", "lb-3"]:
+                s3.create_bucket(Bucket=name)
+            page = s3.list_buckets(Prefix="lb-", MaxBuckets=2)
+            check([b["Name"] for b in page["Buckets"]] == ["lb-1", "lb-2"] and page["Prefix"] == "lb-", "first page: %r" % page)
+            rest = s3.list_buckets(Prefix="lb-", MaxBuckets=2, ContinuationToken=page["ContinuationToken"])
+            check([b["Name"] for b in rest["Buckets"]] == ["lb-3"] and "ContinuationToken" not in rest, "last page: %r" % rest)
+            check([b["Name"] for b in s3.list_buckets()["Buckets"]] == ["a.b-c1", "lb-1", "lb-2", "lb-3"], "every bucket")
+            check(code(lambda: s3.list_buckets(MaxBuckets=10001)) == ("InvalidArgument", 400), "max-buckets over 10000")
             url = s3.generate_presigned_url("put_object", Params={"Bucket": "a.b-c1", "Key": "nolength"}, ExpiresIn=300)
             out = subprocess.run(["curl", "-s", "-X", "PUT", "-H", "Content-Length:", "-w", "%{http_code}", url], capture_output=True).stdout
             check(out.endswith(b"411") and b"MissingContentLength" in out, "a PUT without Content-Length: %r" % out)
