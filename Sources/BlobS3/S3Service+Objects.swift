@@ -217,17 +217,27 @@ extension S3Service {
         // S3 serves one range; a header it cannot use is ignored (the whole object).
         let values = head.values(of: "Range")
         if let partNumber = try Self.partNumber(query, hasRange: !values.isEmpty) {
-            // Part 1 of an object uploaded in one piece is all of it. A multipart object's part
-            // boundaries are not kept, so its parts cannot be served: no silent whole object.
-            guard record.parts == nil else {
-                throw S3Error(.notImplemented, "blobd does not serve a multipart object by part number; use a Range.")
+            // A part is the range of its bytes; an object uploaded in one piece is its part 1.
+            let sizes: [UInt64]
+            if let partSizes = record.partSizes {
+                sizes = partSizes
+            } else if record.parts == nil {
+                sizes = [record.size]
+            } else {
+                // Completed before blobd kept part sizes: no silent whole object.
+                throw S3Error(.notImplemented, "This multipart object was stored without its part sizes; use a Range.")
             }
-            guard partNumber == 1 else { throw S3Error(.invalidPartNumber, "The requested partnumber is not satisfiable") }
-            if let whole = range {
+            guard partNumber <= sizes.count else { throw S3Error(.invalidPartNumber, "The requested partnumber is not satisfiable") }
+            let start = sizes[..<(partNumber - 1)].reduce(0, +)
+            let length = sizes[partNumber - 1]
+            range = nil
+            if length > 0 {
+                let part = ByteRange(start: start, end: start + length - 1)
+                range = part
                 status = 206
-                headers.append(("Content-Range", whole.contentRange(size: record.size)))
+                headers.append(("Content-Range", part.contentRange(size: record.size)))
             }
-            headers.append(("x-amz-mp-parts-count", "1"))
+            headers.append(("x-amz-mp-parts-count", "\(sizes.count)"))
         } else if values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]), specs.count == 1 {
             switch RangePlan.plan(specs, size: record.size) {
             case .single(let single):

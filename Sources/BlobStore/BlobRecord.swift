@@ -18,15 +18,19 @@ public struct BlobRecord: Sendable, Equatable {
     /// For an object assembled from S3 multipart parts: how many, with `md5` the MD5 of the
     /// parts' MD5s (its S3 ETag is `md5-parts`).
     public var parts: Int?
+    /// The sizes of those parts, in order (nil for a single-part blob, and for multipart objects
+    /// completed before blobd recorded them), so that S3 can serve a part by its number.
+    public var partSizes: [UInt64]?
     /// The S3 additional checksum the upload gave and blobd verified, as `algorithm:base64`
     /// (`crc32:AAAAAA==`); nil when none was given.
     public var checksum: String?
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
-                md5: [UInt8]? = nil, parts: Int? = nil, checksum: String? = nil) {
+                md5: [UInt8]? = nil, parts: Int? = nil, partSizes: [UInt64]? = nil, checksum: String? = nil) {
         self.md5 = md5
         self.parts = parts
+        self.partSizes = partSizes
         self.checksum = checksum
         self.key = key
         self.version = version
@@ -40,6 +44,18 @@ public struct BlobRecord: Sendable, Equatable {
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], contentType: String, modified: Int64) {
         self.init(key: key, version: version, size: size, sha256: sha256,
                   attributes: BlobAttributes(contentType: contentType), modified: modified)
+    }
+
+    /// `partSizes` as the index stores them: decimal sizes separated by commas.
+    public var partSizesText: String? {
+        partSizes.map { $0.map(String.init).joined(separator: ",") }
+    }
+
+    /// Part sizes from their stored text (nil for nil or a malformed value).
+    public static func partSizes(fromText text: String?) -> [UInt64]? {
+        guard let text else { return nil }
+        let sizes = text.split(separator: ",").compactMap { UInt64($0) }
+        return sizes.isEmpty ? nil : sizes
     }
 
     /// Media type given at upload.

@@ -75,7 +75,8 @@ extension BlobStore {
             stream.abandon()
             throw error
         }
-        let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count, if: condition).record
+        let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
+                                       partSizes: chosen.map(\.size), if: condition).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }

@@ -53,7 +53,8 @@ public final class BlobWriteStream {
     /// `completion` gets the outcome once durable, on whichever thread committed it (see
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
     public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil,
-                       checksum: String? = nil, if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
+                       partSizes: [UInt64]? = nil, checksum: String? = nil,
+                       if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
         do throws(StoreError) {
@@ -78,7 +79,8 @@ public final class BlobWriteStream {
             try writer.sync()
             writer.close()
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
-                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts, checksum: checksum)
+                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts, partSizes: partSizes,
+                                checksum: checksum)
         } catch {
             abandon()
             completion(.failure(error))
@@ -93,9 +95,13 @@ public final class BlobWriteStream {
 
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
     public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
-                       checksum: String? = nil, if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
+                       partSizes: [UInt64]? = nil, checksum: String? = nil,
+                       if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor { commit(as: key, attributes: attributes, md5: md5, parts: parts, checksum: checksum, if: condition, then: $0) }
+            try waitFor {
+                commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, checksum: checksum,
+                       if: condition, then: $0)
+            }
         }
     }
 

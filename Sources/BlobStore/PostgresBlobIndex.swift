@@ -39,7 +39,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     static let columns = """
         key, version, size, sha256, content_type, modified, cache_control, content_disposition, content_encoding, expires,
-        user_metadata, md5, parts, checksum
+        user_metadata, md5, parts, checksum, part_sizes
         """
 
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
@@ -93,7 +93,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         guard condition?(existing) ?? false else { return .failure(.preconditionFailed) }
         if existing == nil {
             let inserted = try connection.execute("""
-                INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
                 ON CONFLICT (key) DO NOTHING
                 """, values(record))
             if inserted.affected == 1 {
@@ -109,7 +109,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         try connection.execute("""
             UPDATE blobs SET version = $2, size = $3, sha256 = $4, content_type = $5, modified = $6, cache_control = $7,
                 content_disposition = $8, content_encoding = $9, expires = $10, user_metadata = $11, md5 = $12, parts = $13,
-                checksum = $14
+                checksum = $14, part_sizes = $15
             WHERE key = $1
             """, values(record))
         garbage.append(previous.version)
@@ -128,7 +128,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         [.bytes(record.key.bytes), .text(record.version), .int(Int64(record.size)), .bytes(record.sha256), .text(record.contentType),
          .int(record.modified), optional(record.cacheControl), optional(record.contentDisposition),
          optional(record.attributes.contentEncoding), optional(record.attributes.expires), optional(record.attributes.userMetadataText),
-         record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum)]
+         record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum),
+         optional(record.partSizesText)]
     }
 
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
@@ -444,7 +445,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 var added = 0
                 for record in records {
                     added += try connection.execute("""
-                        INSERT INTO blobs (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                        INSERT INTO blobs (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
                         ON CONFLICT (key) DO NOTHING
                         """, Self.values(record)).affected
                 }
@@ -501,7 +502,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
               let sha256 = row.bytes("sha256") else { return nil }
         return BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
                           attributes: attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,
-                          md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) }, checksum: row.text("checksum"))
+                          md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) },
+                          partSizes: BlobRecord.partSizes(fromText: row.text("part_sizes")), checksum: row.text("checksum"))
     }
 
     private static func attributes(_ row: PostgresRow, expiresColumn: String) -> BlobAttributes {
@@ -593,6 +595,7 @@ enum PostgresSchema {
                 PRIMARY KEY (upload, number)
             );
             """),
+        ("2-part-sizes", "ALTER TABLE blobs ADD COLUMN part_sizes text"),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

@@ -125,6 +125,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         migrator.registerMigration("7-checksum") { db in
             try db.execute(sql: "ALTER TABLE blobs ADD COLUMN checksum TEXT")
         }
+        migrator.registerMigration("8-part-sizes") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN part_sizes TEXT")
+        }
         return migrator
     }
 
@@ -179,19 +182,19 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
             INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,
-                               content_encoding, expires, user_metadata, md5, parts, checksum)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               content_encoding, expires, user_metadata, md5, parts, checksum, part_sizes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
                 sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
                 cache_control = excluded.cache_control, content_disposition = excluded.content_disposition,
                 content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata,
-                md5 = excluded.md5, parts = excluded.parts, checksum = excluded.checksum
+                md5 = excluded.md5, parts = excluded.parts, checksum = excluded.checksum, part_sizes = excluded.part_sizes
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition,
                 record.attributes.contentEncoding, record.attributes.expires, record.attributes.userMetadataText,
-                record.md5.map { Data($0) }, record.parts, record.checksum,
+                record.md5.map { Data($0) }, record.parts, record.checksum, record.partSizesText,
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -516,7 +519,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                                                      contentEncoding: row["content_encoding"], expires: row["expires"],
                                                      userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
                           modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) }, parts: row["parts"],
-                          checksum: row["checksum"])
+                          partSizes: BlobRecord.partSizes(fromText: row["part_sizes"]), checksum: row["checksum"])
     }
 
     /// A write transaction, durable when this returns.

@@ -325,17 +325,31 @@ import Testing
             check(code(lambda: s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload, MultipartUpload={"Parts": []}))
                   == ("MalformedXML", 400), "a Complete without parts")
             # GET by part number: part 1 of a single-part object is all of it; a multipart object's
-            # parts are not served (NotImplemented rather than the whole object).
+            # parts are their byte ranges.
             got = s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=1)
             check(got["Body"].read() == b"body" and got["ETag"] == head["ETag"] and got["PartsCount"] == 1, "part 1: %r" % got)
             check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=2)) == ("InvalidPartNumber", 416), "part 2")
             check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="k", PartNumber=1, Range="bytes=0-1")) == ("InvalidRequest", 400),
                   "a part number and a range")
             mp = s3.create_multipart_upload(Bucket="a.b-c1", Key="mp2")["UploadId"]
-            part = s3.upload_part(Bucket="a.b-c1", Key="mp2", UploadId=mp, PartNumber=1, Body=b"p" * 10)
-            s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp2", UploadId=mp,
-                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
-            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="mp2", PartNumber=1)) == ("NotImplemented", 501), "a multipart part")
+            bodies = [b"p" * (5 << 20), b"q" * (5 << 20) + b"r", b"tail"]
+            parts = [{"PartNumber": n + 1, "ETag": s3.upload_part(Bucket="a.b-c1", Key="mp2", UploadId=mp, PartNumber=n + 1, Body=b)["ETag"]}
+                     for n, b in enumerate(bodies)]
+            whole = s3.complete_multipart_upload(Bucket="a.b-c1", Key="mp2", UploadId=mp, MultipartUpload={"Parts": parts})["ETag"]
+            start = 0
+            for n, body in enumerate(bodies):
+                got = s3.get_object(Bucket="a.b-c1", Key="mp2", PartNumber=n + 1)
+                h = got["ResponseMetadata"]["HTTPHeaders"]
+                check(got["ResponseMetadata"]["HTTPStatusCode"] == 206 and got["Body"].read() == body and got["PartsCount"] == 3
+                      and got["ETag"] == whole and got["ContentLength"] == len(body)
+                      and h["content-range"] == "bytes %d-%d/%d" % (start, start + len(body) - 1, sum(map(len, bodies))),
+                      "multipart part %d: %r" % (n + 1, h))
+                headed = s3.head_object(Bucket="a.b-c1", Key="mp2", PartNumber=n + 1)
+                check(headed["ContentLength"] == len(body) and headed["PartsCount"] == 3, "HEAD of part %d" % (n + 1))
+                start += len(body)
+            check(code(lambda: s3.get_object(Bucket="a.b-c1", Key="mp2", PartNumber=4)) == ("InvalidPartNumber", 416), "part 4 of 3")
+            check(code(lambda: s3.copy_object(Bucket="a.b-c1", Key="mp3", CopySource={"Bucket": "a.b-c1", "Key": "mp2"})) is None
+                  and s3.get_object(Bucket="a.b-c1", Key="mp3", PartNumber=2)["Body"].read() == bodies[1], "a part of a copy")
             # ListMultipartUploads pages like AWS: max-uploads, key and upload id markers, delimiter.
             s3.abort_multipart_upload(Bucket="a.b-c1", Key="mp", UploadId=upload)
             ids = {key: [s3.create_multipart_upload(Bucket="a.b-c1", Key=key)["UploadId"] for _ in range(n)]
