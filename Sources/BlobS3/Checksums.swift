@@ -1,7 +1,9 @@
+import BlobHTTP
 import BlobStore
 import CZlib
 import Dispatch
 import Foundation
+import MicroHTTPD
 
 /// An S3 additional checksum: `x-amz-checksum-ALGORITHM`, the base64 of the big-endian digest.
 enum ChecksumAlgorithm: String, CaseIterable, Sendable {
@@ -26,6 +28,65 @@ enum ChecksumAlgorithm: String, CaseIterable, Sendable {
 
     /// Checked before a checksum header is taken as one: these name options, not values.
     static let optionFields: Set<String> = ["x-amz-checksum-mode", "x-amz-checksum-type", "x-amz-checksum-algorithm"]
+}
+
+/// The checksum a multipart upload asks for (CreateMultipartUpload's `x-amz-checksum-algorithm`
+/// and `x-amz-checksum-type`): every part carries one in `algorithm`, and the object's is either
+/// made from the parts' (COMPOSITE: the algorithm over the parts' binary checksums in order,
+/// then `-N`) or computed over all its bytes at Complete (FULL_OBJECT). As in S3, SHA-1 and
+/// SHA-256 are composite only, CRC-64/NVME is full-object only, and each is its default.
+struct MultipartChecksum: Equatable {
+    let algorithm: ChecksumAlgorithm
+    let composite: Bool
+
+    /// The checksum a CreateMultipartUpload asks for, if any.
+    init?(_ head: HTTPRequestHead) throws {
+        let type = head["x-amz-checksum-type"].map { String($0.trimmingOWS()).uppercased() }
+        guard let name = head["x-amz-checksum-algorithm"] else {
+            if type != nil { throw S3Error(.invalidRequest, "x-amz-checksum-type needs an x-amz-checksum-algorithm.") }
+            return nil
+        }
+        guard let algorithm = ChecksumAlgorithm(name: String(name.trimmingOWS())) else {
+            throw S3Error(.invalidRequest, "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+        }
+        self.algorithm = algorithm
+        switch type {
+        case nil: composite = algorithm != .crc64nvme
+        case "COMPOSITE"?: composite = true
+        case "FULL_OBJECT"?: composite = false
+        default: throw S3Error(.invalidRequest, "Value for x-amz-checksum-type header is invalid.")
+        }
+        if composite && algorithm == .crc64nvme || !composite && [.sha1, .sha256].contains(algorithm) {
+            throw S3Error(.invalidRequest, "The \(typeName) checksum type cannot be used with the \(algorithm.rawValue) checksum algorithm.")
+        }
+    }
+
+    /// As `MultipartUpload.checksum` keeps it: `sha256:COMPOSITE`.
+    init?(stored: String?) {
+        guard let stored, let colon = stored.firstIndex(of: ":"),
+              let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) else { return nil }
+        self.algorithm = algorithm
+        composite = stored[stored.index(after: colon)...] == "COMPOSITE"
+    }
+
+    var stored: String { "\(algorithm.rawValue):\(typeName)" }
+    var typeName: String { composite ? "COMPOSITE" : "FULL_OBJECT" }
+
+    /// The headers that name it (CreateMultipartUpload's answer).
+    var headers: [(name: String, value: String)] {
+        [("x-amz-checksum-algorithm", algorithm.rawValue.uppercased()), ("x-amz-checksum-type", typeName)]
+    }
+
+    /// The composite checksum of `parts` (each with its base64 checksum in this algorithm):
+    /// nil when one lacks it.
+    func composite(of parts: [UploadedPart]) -> String? {
+        var hasher = ChecksumHasher(algorithm)
+        for part in parts {
+            guard let text = part.checksum, let digest = Data(base64Encoded: text) else { return nil }
+            digest.withUnsafeBytes { hasher.update($0) }
+        }
+        return "\(hasher.value())-\(parts.count)"
+    }
 }
 
 /// A checksum computed as the bytes stream. CRC-32 comes from zlib; CRC-32C and CRC-64/NVME

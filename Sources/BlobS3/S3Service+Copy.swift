@@ -70,9 +70,12 @@ extension S3Service {
             length = last - first + 1
         }
         let part = try store.beginPart(of: upload, number: number, expectedSize: length, expectedSHA256: nil)
+        // In an upload with a checksum, the part gets one like an uploaded part.
+        let algorithm = MultipartChecksum(stored: upload.checksum)?.algorithm
         return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
             do {
                 var md5 = MD5Hasher()
+                var checksum = algorithm.map(ChecksumHasher.init)
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
                 defer { buffer.deallocate() }
                 var offset = range.start
@@ -82,13 +85,17 @@ extension S3Service {
                     guard read > 0 else { throw StoreError.io(operation: "read", errno: EIO) }
                     let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<read])
                     md5.update(bytes)
+                    checksum?.update(bytes)
                     try part.write(bytes)
                     offset += UInt64(read)
                 }
-                let saved = try part.finish(md5: md5.finalize())
-                return xmlResponse(XML.declaration + "<CopyPartResult xmlns=\"\(XML.namespace)\">"
-                    + XML.element("LastModified", Self.isoDate(saved.modified))
-                    + XML.element("ETag", "\"\(hex(saved.md5))\"") + "</CopyPartResult>", requestID: requestID)
+                let saved = try part.finish(md5: md5.finalize(), checksum: checksum?.value())
+                var xml = XML.declaration + "<CopyPartResult xmlns=\"\(XML.namespace)\">"
+                    + XML.element("LastModified", Self.isoDate(saved.modified)) + XML.element("ETag", "\"\(hex(saved.md5))\"")
+                if let algorithm, let value = saved.checksum {
+                    xml += XML.element("Checksum" + algorithm.rawValue.uppercased(), value)
+                }
+                return xmlResponse(xml + "</CopyPartResult>", requestID: requestID)
             } catch {
                 part.abandon()
                 return failure(S3Error(error), head: head, requestID: requestID)

@@ -6,13 +6,16 @@ extension S3Service {
     /// Seconds an unfinished multipart upload lives (as tus uploads, a day).
     static let multipartLifetime: Int64 = 24 * 3600
 
-    /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`).
+    /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry.
     func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+        let checksum = try MultipartChecksum(head)
         let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head),
-                                               lifetime: Self.multipartLifetime)
-        return xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
+                                               lifetime: Self.multipartLifetime, checksum: checksum?.stored)
+        var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)
             + "</InitiateMultipartUploadResult>", requestID: requestID)
+        response.headers += checksum?.headers ?? []
+        return response
     }
 
     /// UploadPart (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID`): the part streams to its file.
@@ -23,9 +26,19 @@ extension S3Service {
             throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
         }
         if head["x-amz-copy-source"] != nil { return try copyPart(head, upload: upload, number: number, requestID: requestID) }
-        let payload = try Payload(head, authorized: authorized)
+        var payload = try Payload(head, authorized: authorized)
+        // A part of an upload with a checksum has one in its algorithm: verified if sent,
+        // computed if not (the object's checksum is made from them).
+        let checksum = MultipartChecksum(stored: upload.checksum)
+        if let algorithm = checksum?.algorithm {
+            if let sent = payload.checksum, sent != algorithm {
+                throw S3Error(.invalidRequest, "Checksum Type mismatch occurred, expected checksum Type: \(algorithm.rawValue), actual checksum Type: \(sent.rawValue)")
+            }
+            payload.checksum = algorithm
+        }
         let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
-        return try receive(head, into: PartSink(part: part, requestID: requestID), payload: payload, requestID: requestID)
+        return try receive(head, into: PartSink(part: part, keepsChecksum: checksum != nil, requestID: requestID), payload: payload,
+                           requestID: requestID)
     }
 
     /// CompleteMultipartUpload (`POST /BUCKET/KEY?uploadId=ID`): the part list is read, then the
@@ -44,10 +57,13 @@ extension S3Service {
                 }
                 let upload = try store.multipart(id, key: blobKey)
                 let parts = try Self.partList(body)
-                let (_, etag) = try store.completeMultipart(upload, parts: parts, if: {
+                let checksum = ObjectChecksum(MultipartChecksum(stored: upload.checksum), head: head, listed: parts)
+                let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
+                                                                 reading: checksum.map { checksum in { checksum.update($0) } },
+                                                                 checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) }, if: {
                     preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
                 })
-                return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
+                return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
             } catch {
                 var failure = S3Error(error)
                 failure.bucket = bucket
@@ -57,14 +73,23 @@ extension S3Service {
         })
     }
 
-    private func completeResult(bucket: String, key: String, etag: String, requestID: String) -> HTTPResponse {
-        xmlResponse(XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
+    /// The answer to a Complete; `checksum` is the object's (`sha256:BASE64-N`), if it has one.
+    private func completeResult(bucket: String, key: String, etag: String, checksum: String? = nil, requestID: String) -> HTTPResponse {
+        var xml = XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Location", "/\(bucket)/\(PercentEncoding.encodePath(key))") + XML.element("Bucket", bucket)
-            + XML.element("Key", key) + XML.element("ETag", etag) + "</CompleteMultipartUploadResult>", requestID: requestID)
+            + XML.element("Key", key) + XML.element("ETag", etag)
+        for (name, value) in Self.checksumHeaders(checksum: checksum) {
+            switch name {
+            case "x-amz-checksum-type": xml += XML.element("ChecksumType", value)
+            default: xml += XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
+            }
+        }
+        return xmlResponse(xml + "</CompleteMultipartUploadResult>", requestID: requestID)
     }
 
-    /// The `<Part><PartNumber>N</PartNumber><ETag>"…"</ETag></Part>` list of a Complete.
-    static func partList(_ body: [UInt8]?) throws -> [(number: Int, md5: [UInt8])] {
+    /// The `<Part><PartNumber>N</PartNumber><ETag>"…"</ETag></Part>` list of a Complete, with
+    /// each part's `<ChecksumCRC32>` (or another algorithm's) when the client sent one.
+    static func partList(_ body: [UInt8]?) throws -> [(number: Int, md5: [UInt8], checksum: String?)] {
         guard let body, let text = String(validating: body, as: UTF8.self), text.contains("<CompleteMultipartUpload") else {
             throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
         }
@@ -79,7 +104,10 @@ extension S3Service {
             }
             let hexDigits = XML.unescape(etag).trimmingCharacters().filter { $0 != "\"" }
             guard let md5 = hexBytes(hexDigits), md5.count == 16 else { throw StoreError.invalidPart(number: number) }
-            return (number, md5)
+            let checksum = ChecksumAlgorithm.allCases.lazy.compactMap { algorithm in
+                XML.elements("Checksum" + algorithm.rawValue.uppercased(), in: part).first.map { XML.unescape($0).trimmingCharacters() }
+            }.first
+            return (number, md5, checksum)
         }
     }
 
@@ -99,6 +127,7 @@ extension S3Service {
             maxParts = min(number, 1000)
         }
         let all = try store.parts(of: upload.id).filter { $0.number > marker }
+        let checksum = MultipartChecksum(stored: upload.checksum)
         let page = all.prefix(maxParts)
         var xml = XML.declaration + "<ListPartsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
             + XML.element("Key", key) + XML.element("UploadId", upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator")
@@ -107,7 +136,11 @@ extension S3Service {
         xml += XML.element("MaxParts", String(maxParts)) + XML.element("IsTruncated", all.count > page.count ? "true" : "false")
         for part in page {
             xml += "<Part>" + XML.element("PartNumber", String(part.number)) + XML.element("LastModified", Self.isoDate(part.modified))
-                + XML.element("ETag", "\"\(hex(part.md5))\"") + XML.element("Size", String(part.size)) + "</Part>"
+                + XML.element("ETag", "\"\(hex(part.md5))\"") + XML.element("Size", String(part.size))
+            if let algorithm = checksum?.algorithm, let value = part.checksum {
+                xml += XML.element("Checksum" + algorithm.rawValue.uppercased(), value)
+            }
+            xml += "</Part>"
         }
         return xmlResponse(xml + "</ListPartsResult>", requestID: requestID)
     }
@@ -186,13 +219,16 @@ extension S3Service {
 
 }
 
-/// One part of a multipart upload: fsynced, then listed.
+/// One part of a multipart upload: fsynced, then listed (with its checksum when its upload
+/// has one).
 final class PartSink: S3BodySink {
     private let part: PartWriteStream
+    private let keepsChecksum: Bool
     private let requestID: String
 
-    init(part: PartWriteStream, requestID: String) {
+    init(part: PartWriteStream, keepsChecksum: Bool, requestID: String) {
         self.part = part
+        self.keepsChecksum = keepsChecksum
         self.requestID = requestID
     }
 
@@ -200,16 +236,53 @@ final class PartSink: S3BodySink {
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         respond(Result { () throws(StoreError) in
-            let saved = try part.finish(md5: md5)
-            var headers = [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)]
-            // The part's verified checksum is answered, not kept: a multipart object's own
-            // checksum is its SHA-256 (x-amz-checksum-mode), computed at Complete.
-            if let checksum, let colon = checksum.firstIndex(of: ":") {
-                headers.append((ChecksumAlgorithm.fieldPrefix + checksum[..<colon], String(checksum[checksum.index(after: colon)...])))
+            // `crc32:BASE64`: answered, and kept when the upload has a checksum (its parts' make
+            // the object's).
+            let verified = checksum.flatMap { text in
+                text.firstIndex(of: ":").map { (algorithm: String(text[..<$0]), value: String(text[text.index(after: $0)...])) }
             }
+            let saved = try part.finish(md5: md5, checksum: keepsChecksum ? verified?.value : nil)
+            var headers = [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)]
+            if let verified { headers.append((ChecksumAlgorithm.fieldPrefix + verified.algorithm, verified.value)) }
             return HTTPResponse(status: 200, headers: headers)
         }.mapError { $0 })
     }
 
     func abandon() { part.abandon() }
+}
+
+/// The checksum a Complete gives the object, for an upload that has one: made from the parts'
+/// (COMPOSITE), or computed over the bytes as they are assembled (FULL_OBJECT). A part whose
+/// listed checksum differs from its own is an InvalidPart; an object checksum the client sent
+/// (`x-amz-checksum-ALGORITHM`) that differs is a BadDigest, and nothing is committed.
+final class ObjectChecksum {
+    private let kind: MultipartChecksum
+    private var hasher: ChecksumHasher
+    private let expected: String?
+    private let listed: [Int: String]
+
+    init?(_ kind: MultipartChecksum?, head: HTTPRequestHead, listed parts: [(number: Int, md5: [UInt8], checksum: String?)]) {
+        guard let kind else { return nil }
+        self.kind = kind
+        hasher = ChecksumHasher(kind.algorithm)
+        expected = head[kind.algorithm.field].map { String($0.trimmingOWS()) }
+        listed = Dictionary(parts.compactMap { part in part.checksum.map { (part.number, $0) } }, uniquingKeysWith: { $1 })
+    }
+
+    /// The next bytes of the object.
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        if !kind.composite { hasher.update(bytes) }
+    }
+
+    /// The object's checksum as `BlobRecord.checksum` keeps it (`sha256:BASE64-3`), once every
+    /// byte went through `update`.
+    func value(of parts: [UploadedPart]) throws(StoreError) -> String {
+        for part in parts where listed[part.number].map({ $0 != part.checksum }) ?? false {
+            throw .invalidPart(number: part.number)
+        }
+        guard let value = kind.composite ? kind.composite(of: parts) : hasher.value() else { throw .checksumMismatch }
+        // A composite checksum may be sent with or without its part count.
+        if let expected, expected != value, !(kind.composite && value.hasPrefix(expected + "-")) { throw .checksumMismatch }
+        return "\(kind.algorithm.rawValue):\(value)"
+    }
 }

@@ -317,16 +317,80 @@ extension S3Service {
     /// A whole object's `x-amz-checksum-*`: the one its upload gave, and (`withSHA256`) the
     /// SHA-256 every blob has, whichever dialect stored it.
     static func checksumHeaders(_ record: BlobRecord, withSHA256: Bool) -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        if let stored = record.checksum, let colon = stored.firstIndex(of: ":"),
-           let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) {
-            headers.append((algorithm.field, String(stored[stored.index(after: colon)...])))
+        var headers = checksumHeaders(checksum: record.checksum)
+        let composite = headers.contains { $0.name == "x-amz-checksum-type" && $0.value == "COMPOSITE" }
+        // Every blob has a full-object SHA-256 (one checksum type per answer: not beside a composite).
+        if withSHA256 && !composite && !headers.contains(where: { $0.name == ChecksumAlgorithm.sha256.field }) {
+            headers.insert((ChecksumAlgorithm.sha256.field, Data(record.sha256).base64EncodedString()), at: 0)
+            if headers.count == 1 { headers.append(("x-amz-checksum-type", "FULL_OBJECT")) }
         }
-        if withSHA256 && !headers.contains(where: { $0.name == ChecksumAlgorithm.sha256.field }) {
-            headers.append((ChecksumAlgorithm.sha256.field, Data(record.sha256).base64EncodedString()))
-        }
-        if !headers.isEmpty { headers.append(("x-amz-checksum-type", "FULL_OBJECT")) }
         return headers
+    }
+
+    /// The headers of a stored checksum (`BlobRecord.checksum`, `crc32:BASE64`): its value and
+    /// its type, COMPOSITE when it ends with a part count (`-3`; base64 has no `-`).
+    static func checksumHeaders(checksum stored: String?) -> [(name: String, value: String)] {
+        guard let stored, let colon = stored.firstIndex(of: ":"),
+              let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) else { return [] }
+        let value = String(stored[stored.index(after: colon)...])
+        return [(algorithm.field, value), ("x-amz-checksum-type", value.contains("-") ? "COMPOSITE" : "FULL_OBJECT")]
+    }
+
+    /// GetObjectAttributes (`GET /BUCKET/KEY?attributes`): what `x-amz-object-attributes` names
+    /// of ETag (unquoted, as S3 writes it here), Checksum, ObjectParts (a multipart object's part
+    /// count, and its parts' numbers and sizes, paged by `x-amz-max-parts` and
+    /// `x-amz-part-number-marker`), StorageClass and ObjectSize.
+    func objectAttributes(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+        let known = ["ETag", "Checksum", "ObjectParts", "StorageClass", "ObjectSize"]
+        let wanted = Set(head.values(of: "x-amz-object-attributes").flatMap { $0.split(separator: ",") }.map { String($0.trimmingOWS()) })
+        guard !wanted.isEmpty else {
+            throw S3Error(.invalidArgument, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
+        }
+        guard wanted.isSubset(of: known) else { throw S3Error(.invalidArgument, "Invalid attribute name specified.") }
+        let maxParts = try head["x-amz-max-parts"].map { text in
+            guard let number = Int(text.trimmingOWS()), number >= 0 else { throw S3Error(.invalidArgument, "x-amz-max-parts must be a non-negative integer.") }
+            return min(number, 1000)
+        } ?? 1000
+        let marker = try head["x-amz-part-number-marker"].map { text in
+            guard let number = Int(text.trimmingOWS()), number >= 0 else {
+                throw S3Error(.invalidArgument, "x-amz-part-number-marker must be a non-negative integer.")
+            }
+            return number
+        } ?? 0
+        guard let record = try store.record(for: try Self.blobKey(bucket, key)) else {
+            try requireBucket(bucket)
+            throw StoreError.notFound
+        }
+        var xml = XML.declaration + "<GetObjectAttributesResponse xmlns=\"\(XML.namespace)\">"
+        if wanted.contains("ETag") { xml += XML.element("ETag", Self.entityTag(record).opaque) }
+        if wanted.contains("Checksum") {
+            let checksums = Self.checksumHeaders(record, withSHA256: true)
+            xml += "<Checksum>"
+            for (name, value) in checksums {
+                xml += name == "x-amz-checksum-type" ? XML.element("ChecksumType", value)
+                    : XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
+            }
+            xml += "</Checksum>"
+        }
+        if wanted.contains("ObjectParts"), let count = record.parts {
+            xml += "<ObjectParts>" + XML.element("PartsCount", String(count))
+            if let sizes = record.partSizes {
+                let after = sizes.enumerated().dropFirst(marker)
+                let page = after.prefix(maxParts)
+                xml += XML.element("PartNumberMarker", String(marker)) + XML.element("MaxParts", String(maxParts))
+                    + XML.element("IsTruncated", after.count > page.count ? "true" : "false")
+                if let last = page.last, after.count > page.count { xml += XML.element("NextPartNumberMarker", String(last.offset + 1)) }
+                for (index, size) in page {
+                    xml += "<Part>" + XML.element("PartNumber", String(index + 1)) + XML.element("Size", String(size)) + "</Part>"
+                }
+            }
+            xml += "</ObjectParts>"
+        }
+        if wanted.contains("StorageClass") { xml += XML.element("StorageClass", "STANDARD") }
+        if wanted.contains("ObjectSize") { xml += XML.element("ObjectSize", String(record.size)) }
+        var response = xmlResponse(xml + "</GetObjectAttributesResponse>", requestID: requestID)
+        response.headers.append(("Last-Modified", HTTPDate.format(record.modified)))
+        return response
     }
 
     /// The entity tag S3 clients see: the content's MD5 when the upload computed it (an S3

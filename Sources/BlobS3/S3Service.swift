@@ -269,6 +269,8 @@ public final class S3Service: HTTPHandler {
             if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
             if has("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+        case (.object(let bucket, let key), "GET") where has("attributes"):
+            return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
         case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
             if has("acl") {
                 guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }

@@ -11,10 +11,12 @@ extension BlobStore {
     /// The smallest part other than the last, as in S3.
     public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
 
-    /// Starts a multipart upload to `key`.
-    public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64) throws(StoreError) -> MultipartUpload {
+    /// Starts a multipart upload to `key`; `checksum` is kept for its dialect (see `MultipartUpload`).
+    public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
+                                checksum: String? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
-        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime)
+        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime,
+                                     checksum: checksum)
         try multipartIndex.insertMultipart(upload)
         return upload
     }
@@ -51,7 +53,11 @@ extension BlobStore {
 
     /// Completes upload `id` from `parts` (number and MD5, in ascending order) if `condition`
     /// holds for the key's current record. Blocks while the parts are read and committed.
+    /// `reading` sees the object's bytes in order as they are assembled; `checksum` then gets the
+    /// parts chosen and returns the object's `BlobRecord.checksum` (or throws to stop the commit).
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
+                                  reading: ((UnsafeRawBufferPointer) -> Void)? = nil,
+                                  checksum: ([UploadedPart]) throws(StoreError) -> String? = { _ in nil },
                                   if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError) -> (record: BlobRecord, etag: String) {
         guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
@@ -69,14 +75,16 @@ extension BlobStore {
         for part in chosen { part.md5.withUnsafeBytes { etagHasher.update($0) } }
         let etagMD5 = etagHasher.finalize()
         let stream = try beginWrite(expectedSize: total)
+        let objectChecksum: String?
         do {
-            for part in chosen { try append(part, of: upload.id, to: stream) }
+            for part in chosen { try append(part, of: upload.id, to: stream, reading: reading) }
+            objectChecksum = try checksum(chosen)
         } catch {
             stream.abandon()
             throw error
         }
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
-                                       partSizes: chosen.map(\.size), if: condition).record
+                                       partSizes: chosen.map(\.size), checksum: objectChecksum, if: condition).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }
@@ -84,10 +92,11 @@ extension BlobStore {
     }
 
     /// Streams part `part` into `stream`.
-    private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream) throws(StoreError) {
+    private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream,
+                        reading: ((UnsafeRawBufferPointer) -> Void)?) throws(StoreError) {
         let descriptor = try FileSystem.open(partPath(id, part), O_RDONLY)
         defer { close(descriptor) }
-        try stream.write(contentsOf: descriptor, count: part.size)
+        try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
     }
 
     /// The ETag a repeated Complete of `id` answers, if `id` completed into `key`.
@@ -166,8 +175,9 @@ public final class PartWriteStream {
         try writer.write(bytes)
     }
 
-    /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag.
-    public func finish(md5: [UInt8]) throws(StoreError) -> UploadedPart {
+    /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag and
+    /// `checksum` in its upload's algorithm.
+    public func finish(md5: [UInt8], checksum: String? = nil) throws(StoreError) -> UploadedPart {
         defer { abandon() }
         try writer.flush()
         if let expectedSHA256, writer.hasher.finalize() != expectedSHA256 {
@@ -175,7 +185,7 @@ public final class PartWriteStream {
         }
         try writer.sync()
         writer.close()
-        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)))
+        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)), checksum: checksum)
         let path = store.partPath(upload, part)
         try FileSystem.rename(temporary, path)
         ended = true

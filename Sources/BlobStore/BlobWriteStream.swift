@@ -106,8 +106,10 @@ public final class BlobWriteStream {
     }
 
     /// Appends the first `count` bytes of the open file `descriptor` (a part, a copy's source),
-    /// read with pread in 1 MiB pieces; the descriptor stays the caller's.
-    public func write(contentsOf descriptor: Int32, count: UInt64) throws(StoreError) {
+    /// read with pread in 1 MiB pieces, each shown to `reading` first; the descriptor stays the
+    /// caller's.
+    public func write(contentsOf descriptor: Int32, count: UInt64,
+                      reading: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(StoreError) {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0
         while offset < count {
@@ -117,7 +119,9 @@ public final class BlobWriteStream {
             }
             guard read > 0 else { throw .io(operation: "read", errno: EIO) }
             try buffer.withUnsafeBytes { bytes in
-                Result { () throws(StoreError) in try write(UnsafeRawBufferPointer(rebasing: bytes[..<read])) }
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[..<read])
+                reading?(chunk)
+                return Result { () throws(StoreError) in try write(chunk) }
             }.get()
             offset += UInt64(read)
         }

@@ -13,8 +13,13 @@ public struct MultipartUpload: Sendable, Equatable {
     public var expires: Int64
     /// The completed object's S3 ETag once completed (a repeated Complete answers it again).
     public var completedETag: String?
+    /// The S3 checksum its parts carry and how the object's is made from them, as
+    /// `algorithm:TYPE` (`sha256:COMPOSITE`, `crc32:FULL_OBJECT`); nil when none was asked for.
+    public var checksum: String?
 
-    public init(id: String, key: BlobKey, attributes: BlobAttributes, created: Int64, expires: Int64, completedETag: String? = nil) {
+    public init(id: String, key: BlobKey, attributes: BlobAttributes, created: Int64, expires: Int64, completedETag: String? = nil,
+                checksum: String? = nil) {
+        self.checksum = checksum
         self.id = id
         self.key = key
         self.attributes = attributes
@@ -32,8 +37,11 @@ public struct UploadedPart: Sendable, Equatable {
     public var md5: [UInt8]
     /// When it was uploaded, seconds since the epoch.
     public var modified: Int64
+    /// The part's checksum in its upload's algorithm (base64), when the upload has one.
+    public var checksum: String?
 
-    public init(number: Int, size: UInt64, md5: [UInt8], modified: Int64) {
+    public init(number: Int, size: UInt64, md5: [UInt8], modified: Int64, checksum: String? = nil) {
+        self.checksum = checksum
         self.number = number
         self.size = size
         self.md5 = md5

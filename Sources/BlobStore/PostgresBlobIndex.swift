@@ -292,13 +292,11 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     // MARK: Multipart uploads (S3)
 
     public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
-        let attributes = upload.attributes
         try execute("""
             INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                expires_header, user_metadata, created, expires, completed_etag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            """, [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), Self.optional(attributes.cacheControl),
-                  Self.optional(attributes.contentDisposition), Self.optional(attributes.contentEncoding), Self.optional(attributes.expires),
-                  Self.optional(attributes.userMetadataText), .int(upload.created), .int(upload.expires), Self.optional(upload.completedETag)])
+                expires_header, user_metadata, created, expires, completed_etag, checksum)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, Self.values(upload))
     }
 
     public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
@@ -320,9 +318,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 let previous = try connection.execute("SELECT * FROM multipart_parts WHERE upload = $1 AND number = $2",
                                                       [.text(id), .int(Int64(part.number))]).rows.first.map(Self.part(from:))
                 try connection.execute("""
-                    INSERT INTO multipart_parts (upload, number, size, md5, modified) VALUES ($1, $2, $3, $4, $5)
-                    ON CONFLICT (upload, number) DO UPDATE SET size = excluded.size, md5 = excluded.md5, modified = excluded.modified
-                    """, [.text(id), .int(Int64(part.number)), .int(Int64(part.size)), .bytes(part.md5), .int(part.modified)])
+                    INSERT INTO multipart_parts (upload, number, size, md5, modified, checksum) VALUES ($1, $2, $3, $4, $5, $6)
+                    ON CONFLICT (upload, number) DO UPDATE SET size = excluded.size, md5 = excluded.md5, modified = excluded.modified,
+                        checksum = excluded.checksum
+                    """, Self.values(part, of: id))
                 return .success(previous)
             }
         }
@@ -353,13 +352,26 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     private static func part(from row: PostgresRow) -> UploadedPart {
         UploadedPart(number: Int(row.int("number") ?? 0), size: UInt64(max(0, row.int("size") ?? 0)), md5: row.bytes("md5") ?? [],
-                     modified: row.int("modified") ?? 0)
+                     modified: row.int("modified") ?? 0, checksum: row.text("checksum"))
+    }
+
+    private static func values(_ part: UploadedPart, of id: String) -> [PostgresValue] {
+        [.text(id), .int(Int64(part.number)), .int(Int64(part.size)), .bytes(part.md5), .int(part.modified), optional(part.checksum)]
+    }
+
+    private static func values(_ upload: MultipartUpload) -> [PostgresValue] {
+        let attributes = upload.attributes
+        return [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), optional(attributes.cacheControl),
+                optional(attributes.contentDisposition), optional(attributes.contentEncoding), optional(attributes.expires),
+                optional(attributes.userMetadataText), .int(upload.created), .int(upload.expires), optional(upload.completedETag),
+                optional(upload.checksum)]
     }
 
     private static func multipart(from row: PostgresRow) -> MultipartUpload? {
         guard let id = row.text("id"), let bytes = row.bytes("key"), let key = try? BlobKey(validating: Data(bytes)) else { return nil }
         return MultipartUpload(id: id, key: key, attributes: attributes(row, expiresColumn: "expires_header"),
-                               created: row.int("created") ?? 0, expires: row.int("expires") ?? 0, completedETag: row.text("completed_etag"))
+                               created: row.int("created") ?? 0, expires: row.int("expires") ?? 0, completedETag: row.text("completed_etag"),
+                               checksum: row.text("checksum"))
     }
 
     // MARK: Resumable uploads (tus)
@@ -457,20 +469,16 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                         """, Self.values(upload))
                 }
                 for (upload, parts) in multipart {
-                    let attributes = upload.attributes
                     try connection.execute("""
                         INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                            expires_header, user_metadata, created, expires, completed_etag)
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING
-                        """, [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), Self.optional(attributes.cacheControl),
-                              Self.optional(attributes.contentDisposition), Self.optional(attributes.contentEncoding),
-                              Self.optional(attributes.expires), Self.optional(attributes.userMetadataText), .int(upload.created),
-                              .int(upload.expires), Self.optional(upload.completedETag)])
+                            expires_header, user_metadata, created, expires, completed_etag, checksum)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING
+                        """, Self.values(upload))
                     for part in parts {
                         try connection.execute("""
-                            INSERT INTO multipart_parts (upload, number, size, md5, modified) VALUES ($1, $2, $3, $4, $5)
+                            INSERT INTO multipart_parts (upload, number, size, md5, modified, checksum) VALUES ($1, $2, $3, $4, $5, $6)
                             ON CONFLICT (upload, number) DO NOTHING
-                            """, [.text(upload.id), .int(Int64(part.number)), .int(Int64(part.size)), .bytes(part.md5), .int(part.modified)])
+                            """, Self.values(part, of: upload.id))
                     }
                 }
                 return added
@@ -596,6 +604,10 @@ enum PostgresSchema {
             );
             """),
         ("2-part-sizes", "ALTER TABLE blobs ADD COLUMN part_sizes text"),
+        ("3-multipart-checksums", """
+            ALTER TABLE multipart_uploads ADD COLUMN checksum text;
+            ALTER TABLE multipart_parts ADD COLUMN checksum text;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

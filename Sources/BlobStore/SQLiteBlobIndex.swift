@@ -128,6 +128,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         migrator.registerMigration("8-part-sizes") { db in
             try db.execute(sql: "ALTER TABLE blobs ADD COLUMN part_sizes TEXT")
         }
+        migrator.registerMigration("9-multipart-checksums") { db in
+            try db.execute(sql: """
+                ALTER TABLE multipart_uploads ADD COLUMN checksum TEXT;
+                ALTER TABLE multipart_parts ADD COLUMN checksum TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -350,10 +356,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try write { db in
             try db.execute(sql: """
                 INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                    expires_header, user_metadata, created, expires, completed_etag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    expires_header, user_metadata, created, expires, completed_etag, checksum)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [upload.id, Data(upload.key.bytes), upload.attributes.contentType, upload.attributes.cacheControl,
                                   upload.attributes.contentDisposition, upload.attributes.contentEncoding, upload.attributes.expires,
-                                  upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag])
+                                  upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag,
+                                  upload.checksum])
         }
     }
 
@@ -378,8 +386,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                                     arguments: [id]) == true else { return .failure(.uploadNotFound) }
             let previous = try Row.fetchOne(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? AND number = ?",
                                             arguments: [id, part.number]).map(Self.part(from:))
-            try db.execute(sql: "INSERT OR REPLACE INTO multipart_parts (upload, number, size, md5, modified) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [id, part.number, Int64(part.size), Data(part.md5), part.modified])
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO multipart_parts (upload, number, size, md5, modified, checksum) VALUES (?, ?, ?, ?, ?, ?)
+                """, arguments: [id, part.number, Int64(part.size), Data(part.md5), part.modified, part.checksum])
             return .success(previous)
         }
         return try result.get()
@@ -387,7 +396,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     private static func part(from row: Row) -> UploadedPart {
         UploadedPart(number: row["number"], size: UInt64(max(0, row["size"] as Int64)), md5: Array(row["md5"] as Data),
-                     modified: row["modified"])
+                     modified: row["modified"], checksum: row["checksum"])
     }
 
     public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
@@ -423,7 +432,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
                                        contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
                                        expires: row["expires_header"], userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
-            created: row["created"], expires: row["expires"], completedETag: row["completed_etag"])
+            created: row["created"], expires: row["expires"], completedETag: row["completed_etag"], checksum: row["checksum"])
     }
 
     // MARK: Resumable uploads

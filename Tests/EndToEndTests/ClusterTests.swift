@@ -386,6 +386,8 @@ struct ClusterToolTests {
         var etags: [String: String] = [:]
         var uploadPath = ""
         var s3ETag = ""
+        let summedParts = [testBytes(5 << 20, seed: 11), Array("end".utf8)]
+        var summedUpload = "", summedETags: [String] = []
         do {
             let single = try BlobdProcess(["--s3-listen", "127.0.0.1:0"], dataDir: dataDir)
             try run("/usr/bin/env", ["BASE=\(single.baseURL)", "python3", "-c", """
@@ -422,6 +424,11 @@ struct ClusterToolTests {
             }
             completion += "</CompleteMultipartUpload>"
             #expect(try curl(["-X", "POST", "--data-binary", completion, s3 + "/bucket/parts?uploadId=\(uploadID)"]).status == 200)
+            // An unfinished upload with a checksum algorithm and one part, finished after the move.
+            let started = try curl(["-X", "POST", "-H", "x-amz-checksum-algorithm: SHA256", s3 + "/bucket/summed?uploads"]).text
+            summedUpload = try #require(started.range(of: "(?<=<UploadId>)[^<]+", options: .regularExpression).map { String(started[$0]) })
+            summedETags.append(try curl(["-X", "PUT", "-H", "x-amz-checksum-sha256: \(sha256Base64(summedParts[0]))", "--data-binary", "@-",
+                                         s3 + "/bucket/summed?partNumber=1&uploadId=\(summedUpload)"], stdin: summedParts[0]).header("ETag") ?? "")
             #expect(single.stop() == 0)
         }
 
@@ -447,7 +454,7 @@ struct ClusterToolTests {
         #expect(again.status == 0, "\(again.stderr)")
         #expect(summary.contains("migrated 3003 blobs"), "\(summary)")
         #expect(!summary.contains("; 3003 new"), "the second run found the first run's work: \(summary)")
-        #expect(summary.contains("1 buckets, 1 tus uploads"), "\(summary)")
+        #expect(summary.contains("1 buckets, 1 tus uploads, 1 multipart uploads"), "\(summary)")
 
         // Without --index the directory is refused now.
         let refused = try run(blobdExecutable(), ["--data-dir", dataDir, "--listen", "127.0.0.1:0"], timeout: 30)
@@ -478,6 +485,19 @@ struct ClusterToolTests {
         let part = try curl(["http://127.0.0.1:\(try #require(a.s3Port))/bucket/parts?partNumber=2"])
         #expect(part.status == 206 && part.text == "tail" && part.header("x-amz-mp-parts-count") == "2"
                 && part.header("Content-Range") == "bytes \(5 << 20)-\((5 << 20) + 3)/\((5 << 20) + 4)", "a part by number: \(part.status)")
+        // The upload with a checksum goes on on a node: a part (its checksum computed), Complete,
+        // and the object's composite SHA-256 from both parts'.
+        let b3 = "http://127.0.0.1:\(try #require(b.s3Port))/bucket/summed"
+        summedETags.append(try curl(["-X", "PUT", "--data-binary", "@-", b3 + "?partNumber=2&uploadId=\(summedUpload)"],
+                                    stdin: summedParts[1]).header("ETag") ?? "")
+        let list = summedETags.enumerated().map { "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\($0.element)</ETag></Part>" }
+        let done = try curl(["-X", "POST", "--data-binary", "<CompleteMultipartUpload>\(list.joined())</CompleteMultipartUpload>",
+                             b3 + "?uploadId=\(summedUpload)"])
+        let raw = summedParts.flatMap { Array(Data(base64Encoded: sha256Base64($0)) ?? Data()) }
+        let composite = sha256Base64(raw) + "-2"
+        #expect(done.status == 200 && done.text.contains("<ChecksumSHA256>\(composite)</ChecksumSHA256>"), "\(done.text)")
+        let summed = try curl(["-I", "-H", "x-amz-checksum-mode: ENABLED", b3])
+        #expect(summed.header("x-amz-checksum-sha256") == composite && summed.header("x-amz-checksum-type") == "COMPOSITE")
         cluster.nodes.removeAll()
     }
 

@@ -387,6 +387,75 @@ import Testing
             """, port: port, blobd: blobd)
     }
 
+    /// A multipart upload with a checksum algorithm: every part carries one, and the object's is
+    /// made from the parts' (COMPOSITE) or computed over all of it (FULL_OBJECT), as S3 does.
+    @Test func multipartChecksumsAsS3MakesThem() throws {
+        let (blobd, port, _) = try Self.start()
+        try Self.python(Self.client + """
+            import base64, hashlib, zlib
+            def b64(data): return base64.b64encode(data).decode()
+            s3.create_bucket(Bucket="cks")
+            bodies = [b"A" * (5 << 20), b"B" * (5 << 20), b"C" * 1000]
+            def upload(key, algorithm, kind=None):
+                extra = {"ChecksumType": kind} if kind else {}
+                created = s3.create_multipart_upload(Bucket="cks", Key=key, ChecksumAlgorithm=algorithm, **extra)
+                check(created["ChecksumAlgorithm"] == algorithm, "the algorithm answered: %r" % created)
+                parts = []
+                for n, body in enumerate(bodies, 1):
+                    part = s3.upload_part(Bucket="cks", Key=key, UploadId=created["UploadId"], PartNumber=n, Body=body,
+                                          ChecksumAlgorithm=algorithm)
+                    parts.append({"PartNumber": n, "ETag": part["ETag"], "Checksum" + algorithm: part["Checksum" + algorithm]})
+                return created, parts
+
+            # SHA-256: composite, the SHA-256 of the parts' SHA-256s, then -3.
+            created, parts = upload("sha", "SHA256")
+            check(created["ChecksumType"] == "COMPOSITE", "SHA-256 is composite by default")
+            want = b64(hashlib.sha256(b"".join(hashlib.sha256(b).digest() for b in bodies)).digest()) + "-3"
+            listed = s3.list_parts(Bucket="cks", Key="sha", UploadId=created["UploadId"])["Parts"]
+            check([p["ChecksumSHA256"] for p in listed] == [b64(hashlib.sha256(b).digest()) for b in bodies], "ListParts")
+            check(code(lambda: s3.complete_multipart_upload(Bucket="cks", Key="sha", UploadId=created["UploadId"],
+                  MultipartUpload={"Parts": parts}, ChecksumSHA256="bad")) == ("BadDigest", 400), "a wrong object checksum")
+            wrong = [dict(parts[0], ChecksumSHA256=b64(b"x" * 32))] + parts[1:]
+            check(code(lambda: s3.complete_multipart_upload(Bucket="cks", Key="sha", UploadId=created["UploadId"],
+                  MultipartUpload={"Parts": wrong})) == ("InvalidPart", 400), "a wrong part checksum")
+            check(code(lambda: s3.head_object(Bucket="cks", Key="sha")) == ("404", 404), "nothing committed")
+            done = s3.complete_multipart_upload(Bucket="cks", Key="sha", UploadId=created["UploadId"],
+                                                MultipartUpload={"Parts": parts}, ChecksumSHA256=want)
+            check(done["ChecksumSHA256"] == want and done["ChecksumType"] == "COMPOSITE", "Complete: %r" % done)
+            head = s3.head_object(Bucket="cks", Key="sha", ChecksumMode="ENABLED")
+            check(head["ChecksumSHA256"] == want and head["ChecksumType"] == "COMPOSITE", "HEAD: %r" % head)
+            check("ChecksumSHA256" not in s3.head_object(Bucket="cks", Key="sha"), "no checksum unless asked")
+            attributes = s3.get_object_attributes(Bucket="cks", Key="sha",
+                                                  ObjectAttributes=["ETag", "Checksum", "ObjectParts", "ObjectSize", "StorageClass"])
+            check(attributes["ETag"] == done["ETag"].strip('"') and attributes["ObjectSize"] == sum(map(len, bodies))
+                  and attributes["Checksum"] == {"ChecksumSHA256": want, "ChecksumType": "COMPOSITE"}
+                  and attributes["StorageClass"] == "STANDARD" and attributes["ObjectParts"]["TotalPartsCount"] == 3
+                  and [(p["PartNumber"], p["Size"]) for p in attributes["ObjectParts"]["Parts"]] == [(1, 5 << 20), (2, 5 << 20), (3, 1000)],
+                  "GetObjectAttributes: %r" % attributes)
+            page = s3.get_object_attributes(Bucket="cks", Key="sha", ObjectAttributes=["ObjectParts"], MaxParts=2)["ObjectParts"]
+            check(page["IsTruncated"] and page["NextPartNumberMarker"] == 2 and len(page["Parts"]) == 2, "a page of parts: %r" % page)
+            rest = s3.get_object_attributes(Bucket="cks", Key="sha", ObjectAttributes=["ObjectParts"], PartNumberMarker=2)["ObjectParts"]
+            check(not rest["IsTruncated"] and [p["PartNumber"] for p in rest["Parts"]] == [3], "the rest: %r" % rest)
+
+            # CRC-32 over the whole object.
+            created, parts = upload("crc", "CRC32", "FULL_OBJECT")
+            check(created["ChecksumType"] == "FULL_OBJECT", "CRC-32 full object")
+            want = b64(zlib.crc32(b"".join(bodies)).to_bytes(4, "big"))
+            done = s3.complete_multipart_upload(Bucket="cks", Key="crc", UploadId=created["UploadId"],
+                                                MultipartUpload={"Parts": parts}, ChecksumCRC32=want, ChecksumType="FULL_OBJECT")
+            check(done["ChecksumCRC32"] == want and done["ChecksumType"] == "FULL_OBJECT", "Complete: %r" % done)
+            got = s3.get_object(Bucket="cks", Key="crc", ChecksumMode="ENABLED")  # boto3 checks the body against it
+            check(got["Body"].read() == b"".join(bodies) and got["ChecksumCRC32"] == want, "GET with its CRC-32")
+
+            # A part without a checksum gets one; one in another algorithm is refused.
+            created = s3.create_multipart_upload(Bucket="cks", Key="mix", ChecksumAlgorithm="SHA1")
+            check(code(lambda: s3.upload_part(Bucket="cks", Key="mix", UploadId=created["UploadId"], PartNumber=1, Body=b"x",
+                                              ChecksumAlgorithm="CRC32")) == ("InvalidRequest", 400), "another algorithm")
+            check(code(lambda: s3.create_multipart_upload(Bucket="cks", Key="bad", ChecksumAlgorithm="SHA256",
+                                                          ChecksumType="FULL_OBJECT")) == ("InvalidRequest", 400), "SHA-256 full object")
+            """, port: port, blobd: blobd)
+    }
+
     /// Under --public-read an unsigned GET reads, but may not override the answer's headers
     /// (as in S3), or a stored file could be served as HTML.
     @Test func anonymousReadsMayNotOverrideHeaders() throws {
