@@ -75,15 +75,9 @@ extension S3Service {
 
     /// The answer to a Complete; `checksum` is the object's (`sha256:BASE64-N`), if it has one.
     private func completeResult(bucket: String, key: String, etag: String, checksum: String? = nil, requestID: String) -> HTTPResponse {
-        var xml = XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
+        let xml = XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Location", "/\(bucket)/\(PercentEncoding.encodePath(key))") + XML.element("Bucket", bucket)
-            + XML.element("Key", key) + XML.element("ETag", etag)
-        for (name, value) in Self.checksumHeaders(checksum: checksum) {
-            switch name {
-            case "x-amz-checksum-type": xml += XML.element("ChecksumType", value)
-            default: xml += XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
-            }
-        }
+            + XML.element("Key", key) + XML.element("ETag", etag) + Self.checksumElements(Self.checksumHeaders(checksum: checksum))
         return xmlResponse(xml + "</CompleteMultipartUploadResult>", requestID: requestID)
     }
 

@@ -327,6 +327,14 @@ extension S3Service {
         return headers
     }
 
+    /// Checksum headers as S3's XML names them: `<ChecksumCRC32>…</ChecksumCRC32><ChecksumType>…`.
+    static func checksumElements(_ headers: [(name: String, value: String)]) -> String {
+        headers.map { name, value in
+            name == "x-amz-checksum-type" ? XML.element("ChecksumType", value)
+                : XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
+        }.joined()
+    }
+
     /// The headers of a stored checksum (`BlobRecord.checksum`, `crc32:BASE64`): its value and
     /// its type, COMPOSITE when it ends with a part count (`-3`; base64 has no `-`).
     static func checksumHeaders(checksum stored: String?) -> [(name: String, value: String)] {
@@ -364,13 +372,7 @@ extension S3Service {
         var xml = XML.declaration + "<GetObjectAttributesResponse xmlns=\"\(XML.namespace)\">"
         if wanted.contains("ETag") { xml += XML.element("ETag", Self.entityTag(record).opaque) }
         if wanted.contains("Checksum") {
-            let checksums = Self.checksumHeaders(record, withSHA256: true)
-            xml += "<Checksum>"
-            for (name, value) in checksums {
-                xml += name == "x-amz-checksum-type" ? XML.element("ChecksumType", value)
-                    : XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
-            }
-            xml += "</Checksum>"
+            xml += "<Checksum>" + Self.checksumElements(Self.checksumHeaders(record, withSHA256: true)) + "</Checksum>"
         }
         if wanted.contains("ObjectParts"), let count = record.parts {
             xml += "<ObjectParts>" + XML.element("PartsCount", String(count))

@@ -113,7 +113,7 @@ import Testing
         #expect(try curl(["-H", "Authorization: Bearer fresh-token", b + "/v1/blobs/big"]).status == 401)
 
         let out = dir.path + "/out"
-        let download = Process()
+        let download = ChildProcess()
         download.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         download.arguments = ["-sS", "--limit-rate", "2M", "-H", "Authorization: Bearer admin-token", "-o", out, b + "/v1/blobs/big"]
         try download.run()

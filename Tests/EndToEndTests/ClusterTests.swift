@@ -222,7 +222,7 @@ struct ClusterTests {
         let before = Set(files(under: cluster.dataDir + "/blobs"))
         #expect(before.count == 1)
         // A slow download on B (1 MiB/s), and the blob deleted through A while it runs.
-        let download = Process()
+        let download = ChildProcess()
         download.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         let out = cluster.shared.path + "/downloaded"
         download.arguments = ["-s", "--limit-rate", "1M", "-o", out, cluster.nodes[1].baseURL + "/v1/blobs/big"]
@@ -246,7 +246,7 @@ struct ClusterTests {
         let acknowledged = cluster.shared.path + "/acknowledged"
         // A writer on both nodes, for at most 90 s or until told to stop; it records every
         // 2xx and checks every other answer is 503 problem+json with Retry-After.
-        let writer = Process()
+        let writer = ChildProcess()
         writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         writer.arguments = ["A=\(cluster.nodes[0].baseURL)", "B=\(cluster.nodes[1].baseURL)", "python3", "-c", Self.prelude + """
             import time
@@ -321,8 +321,8 @@ struct ClusterTests {
         // Loopback socket buffers take the first few MiB at once whatever curl's rate limit, so
         // the upload to be killed is far larger than what can arrive before the kill.
         let doomedFile = cluster.shared.file("doomed", testBytes(48 * 1024 * 1024, seed: 10))
-        func slowUpload(_ node: BlobdProcess, _ key: String, rate: String, file: String? = nil) throws -> Process {
-            let upload = Process()
+        func slowUpload(_ node: BlobdProcess, _ key: String, rate: String, file: String? = nil) throws -> ChildProcess {
+            let upload = ChildProcess()
             upload.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
             upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", rate, "-X", "PUT", "-T", file ?? bodyFile,
                                 node.baseURL + "/v1/blobs/" + key]
@@ -433,7 +433,7 @@ struct ClusterToolTests {
         }
 
         // Stopped by SIGINT after its first progress line, then run again.
-        let migration = Process()
+        let migration = ChildProcess()
         migration.executableURL = URL(fileURLWithPath: blobdExecutable())
         migration.arguments = ["migrate-index", "--data-dir", dataDir, "--to", postgres.url]
         migration.environment = ["BLOBD_PROGRESS_INTERVAL": "0", "BLOBD_TEST_MIGRATION_DELAY": "0.5", "PATH": "/usr/bin:/bin"]
@@ -513,7 +513,7 @@ struct ClusterToolTests {
         #expect(try curl(["-X", "PUT", "--data-binary", "replaced", b.baseURL + "/v1/blobs/f/1"]).status == 200)
         // A slow upload in flight on B while fsck runs.
         let bodyFile = cluster.shared.file("slow", testBytes(16 * 1024 * 1024, seed: 2))
-        let slow = Process()
+        let slow = ChildProcess()
         slow.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         slow.arguments = ["-s", "-o", "/dev/null", "--limit-rate", "1M", "-T", bodyFile, b.baseURL + "/v1/blobs/slow"]
         try slow.run()

@@ -55,7 +55,7 @@ func pendingLogs(_ dataDir: String) -> Set<String> {
         let trials = 8
         for trial in 0..<trials {
             let blobd = try BlobdProcess(dataDir: dataDir)
-            var uploads: [(Process, String, [UInt8], String)] = []
+            var uploads: [(ChildProcess, String, [UInt8], String)] = []
             for i in 0..<8 {
                 let key = "k\(i % 5)"
                 let size = [0, 1, 4096, 300_000, 3_000_000][(i + trial) % 5]
@@ -63,7 +63,7 @@ func pendingLogs(_ dataDir: String) -> Set<String> {
                 attempted[key, default: []].append(body)
                 let file = dir.file("body-\(trial)-\(i)", body)
                 let out = dir.path + "/status-\(trial)-\(i)"
-                let process = Process()
+                let process = ChildProcess()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
                 process.arguments = ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", "20M", "-T", file,
                                      blobd.baseURL + "/v1/blobs/" + key]

@@ -107,7 +107,7 @@ struct DiskFullTests {
         let bodies = (0..<8).map { testBytes(1_000_000 + $0, seed: UInt64($0 + 10)) }
         let files = bodies.enumerated().map { dir.file("b\($0.offset)", $0.element) }
         let processes = try files.map { file in
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
             process.arguments = ["-sS", "-o", "/dev/null", "-T", file, url]
             try process.run()
@@ -126,7 +126,7 @@ struct DiskFullTests {
             let etag = try #require(try curl(["-X", "PUT", "--data-binary", "base \(round)", url]).header("ETag"))
             let results = (0..<2).map { dir.path + "/status-\(round)-\($0)" }
             let processes = try (0..<2).map { i in
-                let process = Process()
+                let process = ChildProcess()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
                 process.arguments = ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "If-Match: \(etag)",
                                      "-T", dir.file("w\(round)-\(i)", testBytes(2_000_000, seed: UInt64(round * 2 + i + 1))), url]

@@ -156,10 +156,10 @@ import Testing
 /// Lifecycle gaps found by reading the code (issue 11).
 @Suite struct LifecycleHardeningTests {
     /// Starts `curl` in the background; its status code lands in the returned file.
-    static func background(_ arguments: [String], in dir: TempDir, name: String) throws -> (Process, String) {
+    static func background(_ arguments: [String], in dir: TempDir, name: String) throws -> (ChildProcess, String) {
         let out = dir.path + "/" + name
         _ = FileManager.default.createFile(atPath: out, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = ["-sS", "-o", dir.path + "/" + name + ".body", "-w", "%{http_code}"] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: out)

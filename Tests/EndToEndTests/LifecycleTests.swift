@@ -19,7 +19,7 @@ import Testing
         let bytes = testBytes(3 * 1024 * 1024, seed: 5)
         _ = try curl(["-T", dir.file("b", bytes), blobd.baseURL + "/v1/blobs/slow"])
         let out = dir.path + "/out"
-        let download = Process()
+        let download = ChildProcess()
         download.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         download.arguments = ["-sS", "--limit-rate", "2M", "-o", out, blobd.baseURL + "/v1/blobs/slow"]
         try download.run()
@@ -46,7 +46,7 @@ import Testing
         let url = blobd.baseURL + "/v1/blobs/versioned"
         _ = try curl(["-T", dir.file("old", old), url])
         let out = dir.path + "/out"
-        let download = Process()
+        let download = ChildProcess()
         download.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         download.arguments = ["-sS", "--limit-rate", "4M", "-o", out, url]
         try download.run()

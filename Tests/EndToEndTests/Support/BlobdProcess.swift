@@ -38,7 +38,7 @@ struct TestFailure: Error, CustomStringConvertible {
 
 /// The real `blobd`, launched on 127.0.0.1:0 with a temp data dir, killed on deinit.
 final class BlobdProcess: @unchecked Sendable {
-    let process = Process()
+    let process = ChildProcess()
     let dataDir: String
     let port: Int
     private let ownedDir: TempDir?
@@ -122,7 +122,7 @@ final class BlobdProcess: @unchecked Sendable {
 /// Runs a program to completion (bounded) and returns its exit status, stdout and stderr.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let out = TempDir("blobd-run")

@@ -25,7 +25,7 @@ func freePort() throws -> Int {
 /// certificate paths and upstream port changed; a fresh self-signed certificate for
 /// 127.0.0.1. Started in the foreground, stopped by its PID.
 final class NginxFront: @unchecked Sendable {
-    let process = Process()
+    let process = ChildProcess()
     let port: Int
     /// The certificate clients should trust (PEM).
     let certificate: String
