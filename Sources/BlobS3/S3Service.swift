@@ -60,7 +60,9 @@ public final class S3Service: HTTPHandler {
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
             let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query),
                                            presigned: presigned.map { ($0, known) })
-            return try route(head, query: query, target: target, authorized: authorized, requestID: requestID)
+            // The operation sees its own parameters, not the presigned URL's signature.
+            let parameters = known?.parameters ?? SigV4.operationParameters(query)
+            return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
         }

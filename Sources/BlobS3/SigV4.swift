@@ -26,6 +26,17 @@ enum SigV4 {
         var expires: Int64?
     }
 
+    /// The query parameters a presigned URL carries for its signature.
+    static let presignParameters: Set<String> = [
+        "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature",
+        "X-Amz-Security-Token",
+    ]
+
+    /// `query` without a presigned URL's signature parameters: what the operation itself reads.
+    static func operationParameters(_ query: [(name: String, value: [UInt8])]) -> [(name: String, value: [UInt8])] {
+        query.filter { !($0.name.utf8.first == UInt8(ascii: "X") && presignParameters.contains($0.name)) }
+    }
+
     /// Parses the signature of `head`: nil when the request is not signed with SigV4.
     static func signed(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
         if let authorization = head["Authorization"] {

@@ -134,8 +134,21 @@ public struct BlobAttributes: Sendable, Equatable {
     }
 }
 
-/// Lowercase hex of `bytes`. Inlinable, so that callers in other modules get a version
-/// specialized for their collection (digests are hexed on every S3 request).
+/// Lowercase hex of `bytes`, written straight into the string's storage (digests are hexed on
+/// every S3 request).
+@inlinable
+public func hex(_ bytes: [UInt8]) -> String {
+    String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+        for (index, byte) in bytes.enumerated() {
+            out[2 * index] = hexDigit(byte >> 4)
+            out[2 * index + 1] = hexDigit(byte & 0x0F)
+        }
+        return bytes.count * 2
+    }
+}
+
+/// Lowercase hex of any bytes. Inlinable, so that callers in other modules get a version
+/// specialized for their collection.
 @inlinable
 public func hex(_ bytes: some Sequence<UInt8>) -> String {
     var out: [UInt8] = []
