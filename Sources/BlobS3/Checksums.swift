@@ -26,6 +26,16 @@ enum ChecksumAlgorithm: String, CaseIterable, Sendable {
     /// The header (and trailer) that carries it.
     var field: String { Self.fieldPrefix + rawValue }
 
+    /// The XML element that carries it (`ChecksumCRC32`).
+    var element: String { "Checksum" + rawValue.uppercased() }
+
+    /// A checksum as blobd keeps it (`crc32:BASE64`): its algorithm and value.
+    static func split(_ stored: String?) -> (algorithm: ChecksumAlgorithm, value: String)? {
+        guard let stored, let colon = stored.firstIndex(of: ":"),
+              let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) else { return nil }
+        return (algorithm, String(stored[stored.index(after: colon)...]))
+    }
+
     /// Checked before a checksum header is taken as one: these name options, not values.
     static let optionFields: Set<String> = ["x-amz-checksum-mode", "x-amz-checksum-type", "x-amz-checksum-algorithm"]
 }

@@ -19,9 +19,7 @@ extension S3Service {
                 try Self.check(body, against: expected)
                 return try deleteObjects(body, bucket: bucket, requestID: requestID)
             } catch {
-                var failure = S3Error(error)
-                failure.bucket = bucket
-                return self.failure(failure, head: head, requestID: requestID)
+                return failure(error, head: head, bucket: bucket, key: nil, requestID: requestID)
             }
         })
     }

@@ -93,7 +93,7 @@ extension S3Service {
                 var xml = XML.declaration + "<CopyPartResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(saved.modified)) + XML.element("ETag", "\"\(hex(saved.md5))\"")
                 if let algorithm, let value = saved.checksum {
-                    xml += XML.element("Checksum" + algorithm.rawValue.uppercased(), value)
+                    xml += XML.element(algorithm.element, value)
                 }
                 return xmlResponse(xml + "</CopyPartResult>", requestID: requestID)
             } catch {

@@ -65,10 +65,7 @@ extension S3Service {
                 })
                 return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
             } catch {
-                var failure = S3Error(error)
-                failure.bucket = bucket
-                failure.key = key
-                return self.failure(failure, head: head, requestID: requestID)
+                return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
             }
         })
     }
@@ -99,7 +96,7 @@ extension S3Service {
             let hexDigits = XML.unescape(etag).trimmingCharacters().filter { $0 != "\"" }
             guard let md5 = hexBytes(hexDigits), md5.count == 16 else { throw StoreError.invalidPart(number: number) }
             let checksum = ChecksumAlgorithm.allCases.lazy.compactMap { algorithm in
-                XML.elements("Checksum" + algorithm.rawValue.uppercased(), in: part).first.map { XML.unescape($0).trimmingCharacters() }
+                XML.elements(algorithm.element, in: part).first.map { XML.unescape($0).trimmingCharacters() }
             }.first
             return (number, md5, checksum)
         }
@@ -132,7 +129,7 @@ extension S3Service {
             xml += "<Part>" + XML.element("PartNumber", String(part.number)) + XML.element("LastModified", Self.isoDate(part.modified))
                 + XML.element("ETag", "\"\(hex(part.md5))\"") + XML.element("Size", String(part.size))
             if let algorithm = checksum?.algorithm, let value = part.checksum {
-                xml += XML.element("Checksum" + algorithm.rawValue.uppercased(), value)
+                xml += XML.element(algorithm.element, value)
             }
             xml += "</Part>"
         }
@@ -232,12 +229,10 @@ final class PartSink: S3BodySink {
         respond(Result { () throws(StoreError) in
             // `crc32:BASE64`: answered, and kept when the upload has a checksum (its parts' make
             // the object's).
-            let verified = checksum.flatMap { text in
-                text.firstIndex(of: ":").map { (algorithm: String(text[..<$0]), value: String(text[text.index(after: $0)...])) }
-            }
+            let verified = ChecksumAlgorithm.split(checksum)
             let saved = try part.finish(md5: md5, checksum: keepsChecksum ? verified?.value : nil)
             var headers = [("ETag", "\"\(hex(saved.md5))\""), ("x-amz-request-id", requestID)]
-            if let verified { headers.append((ChecksumAlgorithm.fieldPrefix + verified.algorithm, verified.value)) }
+            if let verified { headers.append((verified.algorithm.field, verified.value)) }
             return HTTPResponse(status: 200, headers: headers)
         }.mapError { $0 })
     }

@@ -330,17 +330,14 @@ extension S3Service {
     /// Checksum headers as S3's XML names them: `<ChecksumCRC32>…</ChecksumCRC32><ChecksumType>…`.
     static func checksumElements(_ headers: [(name: String, value: String)]) -> String {
         headers.map { name, value in
-            name == "x-amz-checksum-type" ? XML.element("ChecksumType", value)
-                : XML.element("Checksum" + name.dropFirst(ChecksumAlgorithm.fieldPrefix.count).uppercased(), value)
+            XML.element(ChecksumAlgorithm(field: name)?.element ?? "ChecksumType", value)
         }.joined()
     }
 
     /// The headers of a stored checksum (`BlobRecord.checksum`, `crc32:BASE64`): its value and
     /// its type, COMPOSITE when it ends with a part count (`-3`; base64 has no `-`).
     static func checksumHeaders(checksum stored: String?) -> [(name: String, value: String)] {
-        guard let stored, let colon = stored.firstIndex(of: ":"),
-              let algorithm = ChecksumAlgorithm(name: String(stored[..<colon])) else { return [] }
-        let value = String(stored[stored.index(after: colon)...])
+        guard let (algorithm, value) = ChecksumAlgorithm.split(stored) else { return [] }
         return [(algorithm.field, value), ("x-amz-checksum-type", value.contains("-") ? "COMPOSITE" : "FULL_OBJECT")]
     }
 
@@ -355,16 +352,14 @@ extension S3Service {
             throw S3Error(.invalidArgument, "The x-amz-object-attributes header specifying the attributes to be retrieved is either missing or empty")
         }
         guard wanted.isSubset(of: known) else { throw S3Error(.invalidArgument, "Invalid attribute name specified.") }
-        let maxParts = try head["x-amz-max-parts"].map { text in
-            guard let number = Int(text.trimmingOWS()), number >= 0 else { throw S3Error(.invalidArgument, "x-amz-max-parts must be a non-negative integer.") }
-            return min(number, 1000)
-        } ?? 1000
-        let marker = try head["x-amz-part-number-marker"].map { text in
-            guard let number = Int(text.trimmingOWS()), number >= 0 else {
-                throw S3Error(.invalidArgument, "x-amz-part-number-marker must be a non-negative integer.")
+        func count(_ name: String) throws -> Int? {
+            try head[name].map { text in
+                guard let number = Int(text.trimmingOWS()), number >= 0 else { throw S3Error(.invalidArgument, "\(name) must be a non-negative integer.") }
+                return number
             }
-            return number
-        } ?? 0
+        }
+        let maxParts = min(try count("x-amz-max-parts") ?? 1000, 1000)
+        let marker = try count("x-amz-part-number-marker") ?? 0
         guard let record = try store.record(for: try Self.blobKey(bucket, key)) else {
             try requireBucket(bucket)
             throw StoreError.notFound
