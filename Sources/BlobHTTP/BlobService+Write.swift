@@ -39,7 +39,8 @@ extension BlobService {
         for (name, text) in userMetadata {
             let lowered = name.lowercased()
             guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
-            metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)") ?? ""))
+            // One value may take the whole 2 KB, as in S3.
+            metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)", maxLength: 2048) ?? ""))
             metadataBytes += lowered.utf8.count + (metadata.last?.value.utf8.count ?? 0)
         }
         guard metadataBytes <= 2048 else { throw .badRequest("User metadata is limited to 2 KB, as in S3.") }
@@ -50,12 +51,12 @@ extension BlobService {
                               expires: try fieldValue(expires, "Expires"), userMetadata: metadata)
     }
 
-    /// A stored header value: at most 1024 bytes of visible ASCII, spaces and tabs (nil if empty).
-    static func fieldValue(_ text: String?, _ name: String) throws(HTTPError) -> String? {
+    /// A stored header value: at most `maxLength` bytes of visible ASCII, spaces and tabs (nil if empty).
+    static func fieldValue(_ text: String?, _ name: String, maxLength: Int = 1024) throws(HTTPError) -> String? {
         guard let text else { return nil }
         let trimmed = text.trimmingOWS()
-        guard trimmed.utf8.count <= 1024, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
-            throw .badRequest("\(name) must be at most 1024 bytes of visible ASCII, spaces and tabs.")
+        guard trimmed.utf8.count <= maxLength, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
+            throw .badRequest("\(name) must be at most \(maxLength) bytes of visible ASCII, spaces and tabs.")
         }
         return trimmed.isEmpty ? nil : String(trimmed)
     }

@@ -29,6 +29,22 @@ enum ChecksumAlgorithm: String, CaseIterable, Sendable {
     /// The XML element that carries it (`ChecksumCRC32`).
     var element: String { "Checksum" + rawValue.uppercased() }
 
+    /// Bytes in a digest of this algorithm.
+    var digestLength: Int {
+        switch self {
+        case .crc32, .crc32c: 4
+        case .crc64nvme: 8
+        case .sha1: 20
+        case .sha256: 32
+        }
+    }
+
+    /// Whether `value` is a well-formed checksum of this algorithm: the base64 of a digest of
+    /// its length. S3 answers any other InvalidRequest, before comparing.
+    func isWellFormed(_ value: String) -> Bool {
+        Data(base64Encoded: value).map { $0.count == digestLength } ?? false
+    }
+
     /// A checksum as blobd keeps it (`crc32:BASE64`): its algorithm and value.
     static func split(_ stored: String?) -> (algorithm: ChecksumAlgorithm, value: String)? {
         guard let stored, let colon = stored.firstIndex(of: ":"),
@@ -81,6 +97,11 @@ struct MultipartChecksum: Equatable {
 
     var stored: String { "\(algorithm.rawValue):\(typeName)" }
     var typeName: String { composite ? "COMPOSITE" : "FULL_OBJECT" }
+
+    /// The elements that name it in ListParts and ListMultipartUploads.
+    var elements: String {
+        XML.element("ChecksumAlgorithm", algorithm.rawValue.uppercased()) + XML.element("ChecksumType", typeName)
+    }
 
     /// The headers that name it (CreateMultipartUpload's answer).
     var headers: [(name: String, value: String)] {

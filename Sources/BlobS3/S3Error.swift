@@ -27,6 +27,7 @@ struct S3Error: Error, Equatable {
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
         case malformedTrailer = "MalformedTrailerError"
+        case metadataTooLarge = "MetadataTooLarge"
         case methodNotAllowed = "MethodNotAllowed"
         case noSuchBucket = "NoSuchBucket"
         case noSuchKey = "NoSuchKey"
@@ -140,21 +141,25 @@ enum XML {
     static let declaration = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     static let namespace = "http://s3.amazonaws.com/doc/2006-03-01/"
 
-    /// Text escaped for element content.
+    /// Text escaped for element content. A carriage return becomes a reference (a parser would
+    /// turn a raw one into a line feed), and the control characters XML 1.0 cannot carry at all,
+    /// not even as references, become U+FFFD (keys never hold them; error messages might).
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&apos;".unicodeScalars)
+            case "\r": out.append(contentsOf: "&#13;".unicodeScalars)
+            case "\t", "\n": out.append(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out.append("\u{FFFD}")
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
     /// `<name>text</name>`.

@@ -56,6 +56,7 @@ extension S3Service {
                     return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
                 }
                 let upload = try store.multipart(id, key: blobKey)
+                try checkWrite(preconditions, key: blobKey)
                 let parts = try Self.partList(body)
                 let checksum = ObjectChecksum(MultipartChecksum(stored: upload.checksum), head: head, listed: parts)
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
@@ -122,7 +123,8 @@ extension S3Service {
         let page = all.prefix(maxParts)
         var xml = XML.declaration + "<ListPartsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
             + XML.element("Key", key) + XML.element("UploadId", upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator")
-            + Self.owner + XML.element("StorageClass", "STANDARD") + XML.element("PartNumberMarker", String(marker))
+            + Self.owner + XML.element("StorageClass", "STANDARD") + (checksum?.elements ?? "")
+            + XML.element("PartNumberMarker", String(marker))
         if let last = page.last, all.count > page.count { xml += XML.element("NextPartNumberMarker", String(last.number)) }
         xml += XML.element("MaxParts", String(maxParts)) + XML.element("IsTruncated", all.count > page.count ? "true" : "false")
         for part in page {
@@ -193,7 +195,8 @@ extension S3Service {
         for entry in uploads {
             xml += "<Upload>" + XML.element("Key", encoded(entry.key))
                 + XML.element("UploadId", entry.upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
-                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(entry.upload.created)) + "</Upload>"
+                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(entry.upload.created))
+                + (MultipartChecksum(stored: entry.upload.checksum)?.elements ?? "") + "</Upload>"
         }
         for common in commonPrefixes { xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>" }
         return xmlResponse(xml + "</ListMultipartUploadsResult>", requestID: requestID)

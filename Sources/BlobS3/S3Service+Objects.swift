@@ -17,15 +17,24 @@ extension S3Service {
             throw S3Error(.missingContentLength, "You must provide the Content-Length HTTP header.")
         }
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
-        if !preconditions.isEmpty,
-           preconditions.evaluate(current: try store.record(for: blobKey), safe: false, entityTag: Self.entityTag) == .failed {
-            throw StoreError.preconditionFailed
-        }
+        try checkWrite(preconditions, key: blobKey)
         let attributes = try Self.attributes(head)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
                               condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
         return try receive(head, into: sink, payload: payload, requestID: requestID)
+    }
+
+    /// A conditional write's early check, before its body comes (the commit checks again). As
+    /// S3 documents, an `If-Match` naming an ETag when there is no object is NoSuchKey (404),
+    /// where HTTP would answer 412.
+    func checkWrite(_ preconditions: Preconditions, key: BlobKey) throws {
+        guard !preconditions.isEmpty else { return }
+        let current = try store.record(for: key)
+        if current == nil, case .tags = preconditions.ifMatch { throw StoreError.notFound }
+        guard preconditions.evaluate(current: current, safe: false, entityTag: Self.entityTag) != .failed else {
+            throw StoreError.preconditionFailed
+        }
     }
 
     /// How a body comes (PutObject, UploadPart): what verifies it, and its decoded size.
@@ -105,7 +114,9 @@ extension S3Service {
                 guard let algorithm = ChecksumAlgorithm(field: name) else {
                     throw S3Error(.invalidRequest, "\(field.name) is not a checksum blobd verifies (crc32, crc32c, crc64nvme, sha1, sha256).")
                 }
-                try set(algorithm, .header(String(field.value.trimmingOWS())))
+                let value = String(field.value.trimmingOWS())
+                guard algorithm.isWellFormed(value) else { throw S3Error(.invalidRequest, "Value for \(name) header is invalid.") }
+                try set(algorithm, .header(value))
             }
             if let trailer = head["x-amz-trailer"]?.trimmingOWS(), !trailer.isEmpty {
                 guard chunked?.hasTrailer == true else {
@@ -120,6 +131,11 @@ extension S3Service {
                 guard let value = head[name] else { continue }
                 guard let algorithm = ChecksumAlgorithm(name: String(value.trimmingOWS())) else {
                     throw S3Error(.invalidRequest, "Value for \(name) header is invalid.")
+                }
+                // The SDK's header says which checksum comes with the body; S3 refuses it alone.
+                if name == "x-amz-sdk-checksum-algorithm", checksum == nil {
+                    throw S3Error(.invalidRequest, "x-amz-sdk-checksum-algorithm specified, but no corresponding "
+                                  + "x-amz-checksum-* or x-amz-trailer headers were found.")
                 }
                 try set(algorithm, .none)
             }
@@ -147,6 +163,10 @@ extension S3Service {
         let prefix = "x-amz-meta-"
         let metadata = head.headers.filter { $0.name.lowercased().hasPrefix(prefix) }
             .map { (name: String($0.name.dropFirst(prefix.count)), value: $0.value) }
+        // S3 counts the UTF-8 bytes of every name and value, and allows 2 KB.
+        guard metadata.reduce(0, { $0 + $1.name.utf8.count + $1.value.trimmingOWS().utf8.count }) <= 2048 else {
+            throw S3Error(.metadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size.")
+        }
         return try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                           contentDisposition: head["Content-Disposition"], contentEncoding: encoding,
                                           expires: head["Expires"], userMetadata: metadata)
@@ -211,7 +231,7 @@ extension S3Service {
         if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
         for field in record.attributes.userMetadata { headers.append(("x-amz-meta-" + field.name, field.value)) }
-        let checksums = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED" ? Self.checksumHeaders(record, withSHA256: true) : []
+        let checksums = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED" ? Self.checksumHeaders(record, orSHA256: true) : []
         var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)
         var status = 200
         // S3 serves one range; a header it cannot use is ignored (the whole object).
@@ -314,17 +334,13 @@ extension S3Service {
         return headers.filter { header in !overrides.contains { $0.name == header.name } } + overrides
     }
 
-    /// A whole object's `x-amz-checksum-*`: the one its upload gave, and (`withSHA256`) the
-    /// SHA-256 every blob has, whichever dialect stored it.
-    static func checksumHeaders(_ record: BlobRecord, withSHA256: Bool) -> [(name: String, value: String)] {
-        var headers = checksumHeaders(checksum: record.checksum)
-        let composite = headers.contains { $0.name == "x-amz-checksum-type" && $0.value == "COMPOSITE" }
-        // Every blob has a full-object SHA-256 (one checksum type per answer: not beside a composite).
-        if withSHA256 && !composite && !headers.contains(where: { $0.name == ChecksumAlgorithm.sha256.field }) {
-            headers.insert((ChecksumAlgorithm.sha256.field, Data(record.sha256).base64EncodedString()), at: 0)
-            if headers.count == 1 { headers.append(("x-amz-checksum-type", "FULL_OBJECT")) }
-        }
-        return headers
+    /// A whole object's `x-amz-checksum-*`: the one its upload gave, or else (`orSHA256`) the
+    /// full-object SHA-256 every blob has, whichever dialect stored it. One checksum per object,
+    /// as in S3.
+    static func checksumHeaders(_ record: BlobRecord, orSHA256: Bool) -> [(name: String, value: String)] {
+        let stored = checksumHeaders(checksum: record.checksum)
+        guard stored.isEmpty, orSHA256 else { return stored }
+        return [(ChecksumAlgorithm.sha256.field, Data(record.sha256).base64EncodedString()), ("x-amz-checksum-type", "FULL_OBJECT")]
     }
 
     /// Checksum headers as S3's XML names them: `<ChecksumCRC32>…</ChecksumCRC32><ChecksumType>…`.
@@ -367,7 +383,7 @@ extension S3Service {
         var xml = XML.declaration + "<GetObjectAttributesResponse xmlns=\"\(XML.namespace)\">"
         if wanted.contains("ETag") { xml += XML.element("ETag", Self.entityTag(record).opaque) }
         if wanted.contains("Checksum") {
-            xml += "<Checksum>" + Self.checksumElements(Self.checksumHeaders(record, withSHA256: true)) + "</Checksum>"
+            xml += "<Checksum>" + Self.checksumElements(Self.checksumHeaders(record, orSHA256: true)) + "</Checksum>"
         }
         if wanted.contains("ObjectParts"), let count = record.parts {
             xml += "<ObjectParts>" + XML.element("PartsCount", String(count))
@@ -555,7 +571,7 @@ final class ObjectSink: S3BodySink {
         stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
-                             + S3Service.checksumHeaders(stored.record, withSHA256: false))
+                             + S3Service.checksumHeaders(stored.record, orSHA256: false))
             }.mapError { $0 })
         }
     }
@@ -631,6 +647,7 @@ final class S3PutConsumer: HTTPBodyConsumer {
             guard let value = decoder?.trailers[algorithm.field] else {
                 throw S3Error(.malformedTrailer, "The request contained trailing data that was not well-formed or did not conform to our published schema.")
             }
+            guard algorithm.isWellFormed(value) else { throw S3Error(.invalidRequest, "Value for \(algorithm.field) trailing header is invalid.") }
             expected = value
         }
         if let expected, expected != computed {

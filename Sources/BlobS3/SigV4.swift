@@ -37,11 +37,22 @@ enum SigV4 {
         query.filter { !($0.name.utf8.first == UInt8(ascii: "X") && presignParameters.contains($0.name)) }
     }
 
+    /// What S3 answers a signature other than SigV4 (SigV2 headers or URLs), as in its newer regions.
+    static let unsupportedSignature = S3Error(
+        .invalidRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
+
     /// Parses the signature of `head`: nil when the request is not signed with SigV4.
     static func signed(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
         if let authorization = head["Authorization"] {
+            guard !authorization.isEmpty else {
+                throw S3Error(.accessDenied, "The Authorization header is empty; sign the request with an access key.")
+            }
             guard authorization.hasPrefix("AWS4-HMAC-SHA256 ") else {
-                throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) signatures are supported.")
+                throw unsupportedSignature
+            }
+            guard !query.contains(where: { $0.name == "X-Amz-Algorithm" || $0.name == "X-Amz-Signature" }) else {
+                throw S3Error(.invalidArgument, "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter "
+                              + "or the Authorization header should be specified.")
             }
             var fields: [String: String] = [:]
             for part in authorization.dropFirst("AWS4-HMAC-SHA256 ".count).split(separator: ",") {
@@ -75,10 +86,14 @@ enum SigV4 {
             default: break
             }
         }
-        guard let algorithm else { return nil }
-        guard algorithm.elementsEqual("AWS4-HMAC-SHA256".utf8) else {
-            throw S3Error(.invalidArgument, "Only AWS4-HMAC-SHA256 (SigV4) presigned URLs are supported.")
+        guard let algorithm else {
+            // A SigV2 presigned URL (what boto3 and aws-cli make without signature_version s3v4).
+            if query.contains(where: { $0.name == "AWSAccessKeyId" }) && query.contains(where: { $0.name == "Signature" }) {
+                throw unsupportedSignature
+            }
+            return nil
         }
+        guard algorithm.elementsEqual("AWS4-HMAC-SHA256".utf8) else { throw unsupportedSignature }
         guard let credential, let headers, let signature, let amzDate,
               let expiresText, let expires = Int64(String(decoding: expiresText, as: UTF8.self)) else {
             throw S3Error(.authorizationQueryParametersError,
