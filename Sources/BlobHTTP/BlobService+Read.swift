@@ -41,6 +41,7 @@ extension BlobService {
         if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
         if let disposition = record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
         if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
+        if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
         switch rangePlan(head, record: record) {
         case .full:

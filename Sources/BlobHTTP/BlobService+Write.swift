@@ -13,7 +13,8 @@ extension BlobService {
         }
         let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                              contentDisposition: head["Content-Disposition"],
-                                             contentEncoding: head["Content-Encoding"], expires: head["Expires"])
+                                             contentEncoding: head["Content-Encoding"], contentLanguage: head["Content-Language"],
+                                             expires: head["Expires"])
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
         return .receive(UploadConsumer(
@@ -32,7 +33,7 @@ extension BlobService {
     /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400; an
     /// absent or empty media type is `application/octet-stream`.
     public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?,
-                                  contentEncoding: String? = nil, expires: String? = nil,
+                                  contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
                                   userMetadata: [(name: String, value: String)] = []) throws(HTTPError) -> BlobAttributes {
         var metadata: [BlobAttributes.UserMetadatum] = []
         var metadataBytes = 0
@@ -48,6 +49,7 @@ extension BlobService {
                               cacheControl: try fieldValue(cacheControl, "Cache-Control"),
                               contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),
                               contentEncoding: try fieldValue(contentEncoding, "Content-Encoding"),
+                              contentLanguage: try fieldValue(contentLanguage, "Content-Language"),
                               expires: try fieldValue(expires, "Expires"), userMetadata: metadata)
     }
 

@@ -36,7 +36,8 @@ extension S3Service {
                 defer { close(descriptor) }
                 try stream.copy(contentsOf: descriptor, count: blob.record.size, sha256: blob.record.sha256)
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
-                                               partSizes: blob.record.partSizes, checksum: blob.record.checksum, if: {
+                                               partSizes: blob.record.partSizes,
+                                               partChecksums: blob.record.partChecksums, checksum: blob.record.checksum, if: {
                     preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
                 })
                 return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"

@@ -169,7 +169,7 @@ extension S3Service {
         }
         return try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                           contentDisposition: head["Content-Disposition"], contentEncoding: encoding,
-                                          expires: head["Expires"], userMetadata: metadata)
+                                          contentLanguage: head["Content-Language"], expires: head["Expires"], userMetadata: metadata)
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {
@@ -231,7 +231,9 @@ extension S3Service {
         if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
         for field in record.attributes.userMetadata { headers.append(("x-amz-meta-" + field.name, field.value)) }
-        let checksums = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED" ? Self.checksumHeaders(record, orSHA256: true) : []
+        if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
+        let checksumMode = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED"
+        var checksums = checksumMode ? Self.checksumHeaders(record, orSHA256: true) : []
         var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)
         var status = 200
         // S3 serves one range; a header it cannot use is ignored (the whole object).
@@ -258,6 +260,12 @@ extension S3Service {
                 headers.append(("Content-Range", part.contentRange(size: record.size)))
             }
             headers.append(("x-amz-mp-parts-count", "\(sizes.count)"))
+            // A composite checksum is made of the parts' own, so a part comes with its own.
+            checksums = []
+            if checksumMode, let (algorithm, value) = ChecksumAlgorithm.split(record.checksum), value.contains("-"),
+               let partChecksums = record.partChecksums, partChecksums.count == sizes.count {
+                checksums = [(algorithm.field, partChecksums[partNumber - 1]), ("x-amz-checksum-type", "COMPOSITE")]
+            }
         } else if values.count == 1, let specs = ByteRangeSpec.parseHeader(values[0]), specs.count == 1 {
             switch RangePlan.plan(specs, size: record.size) {
             case .single(let single):
@@ -272,8 +280,8 @@ extension S3Service {
                 break
             }
         }
-        // A checksum covers the whole object, so a part of it comes without one.
-        if status == 200 { headers += checksums }
+        // A checksum covers the whole object (or part), so a range of it comes without one.
+        if status == 200 || query.contains(where: { $0.name == "partNumber" }) { headers += checksums }
         headers = Self.overriding(headers, with: overrides)
         guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
         if range.length <= 16 * 1024 {
@@ -393,8 +401,13 @@ extension S3Service {
                 xml += XML.element("PartNumberMarker", String(marker)) + XML.element("MaxParts", String(maxParts))
                     + XML.element("IsTruncated", after.count > page.count ? "true" : "false")
                 if let last = page.last, after.count > page.count { xml += XML.element("NextPartNumberMarker", String(last.offset + 1)) }
+                let algorithm = ChecksumAlgorithm.split(record.checksum)?.algorithm
                 for (index, size) in page {
-                    xml += "<Part>" + XML.element("PartNumber", String(index + 1)) + XML.element("Size", String(size)) + "</Part>"
+                    xml += "<Part>"
+                    if let algorithm, let checksums = record.partChecksums, index < checksums.count {
+                        xml += XML.element(algorithm.element, checksums[index])
+                    }
+                    xml += XML.element("PartNumber", String(index + 1)) + XML.element("Size", String(size)) + "</Part>"
                 }
             }
             xml += "</ObjectParts>"

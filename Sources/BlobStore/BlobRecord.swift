@@ -21,16 +21,21 @@ public struct BlobRecord: Sendable, Equatable {
     /// The sizes of those parts, in order (nil for a single-part blob, and for multipart objects
     /// completed before blobd recorded them), so that S3 can serve a part by its number.
     public var partSizes: [UInt64]?
+    /// The parts' own checksums (base64, in `checksum`'s algorithm, in order), for an object whose
+    /// checksum is made from them (COMPOSITE), so that S3 can answer a part's with its bytes.
+    public var partChecksums: [String]?
     /// The S3 additional checksum the upload gave and blobd verified, as `algorithm:base64`
     /// (`crc32:AAAAAA==`); nil when none was given.
     public var checksum: String?
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
-                md5: [UInt8]? = nil, parts: Int? = nil, partSizes: [UInt64]? = nil, checksum: String? = nil) {
+                md5: [UInt8]? = nil, parts: Int? = nil, partSizes: [UInt64]? = nil, partChecksums: [String]? = nil,
+                checksum: String? = nil) {
         self.md5 = md5
         self.parts = parts
         self.partSizes = partSizes
+        self.partChecksums = partChecksums
         self.checksum = checksum
         self.key = key
         self.version = version
@@ -56,6 +61,17 @@ public struct BlobRecord: Sendable, Equatable {
         guard let text else { return nil }
         let sizes = text.split(separator: ",").compactMap { UInt64($0) }
         return sizes.isEmpty ? nil : sizes
+    }
+
+    /// `partChecksums` as the index stores them: separated by commas (base64 has none).
+    public var partChecksumsText: String? {
+        partChecksums.map { $0.joined(separator: ",") }
+    }
+
+    /// Part checksums from their stored text.
+    public static func partChecksums(fromText text: String?) -> [String]? {
+        guard let text, !text.isEmpty else { return nil }
+        return text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
     }
 
     /// Media type given at upload.
@@ -93,6 +109,8 @@ public struct BlobAttributes: Sendable, Equatable {
     public var contentDisposition: String?
     /// `Content-Encoding` of the stored bytes (`gzip`, ...), sent with every GET and HEAD.
     public var contentEncoding: String?
+    /// `Content-Language` for the blob's responses.
+    public var contentLanguage: String?
     /// `Expires` for the blob's responses, as given.
     public var expires: String?
     /// User metadata (S3's `x-amz-meta-NAME`): lowercase names, in name order.
@@ -110,8 +128,10 @@ public struct BlobAttributes: Sendable, Equatable {
 
     /// Creates attributes.
     public init(contentType: String = "application/octet-stream", cacheControl: String? = nil, contentDisposition: String? = nil,
-                contentEncoding: String? = nil, expires: String? = nil, userMetadata: [UserMetadatum] = []) {
+                contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
+                userMetadata: [UserMetadatum] = []) {
         self.contentType = contentType
+        self.contentLanguage = contentLanguage
         self.cacheControl = cacheControl
         self.contentDisposition = contentDisposition
         self.contentEncoding = contentEncoding

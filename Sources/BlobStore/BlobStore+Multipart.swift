@@ -83,8 +83,11 @@ extension BlobStore {
             stream.abandon()
             throw error
         }
+        // The parts' checksums are kept when every part has one (an upload with a checksum algorithm).
+        let partChecksums = chosen.compactMap(\.checksum)
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
-                                       partSizes: chosen.map(\.size), checksum: objectChecksum, if: condition).record
+                                       partSizes: chosen.map(\.size), partChecksums: partChecksums.count == chosen.count ? partChecksums : nil,
+                                       checksum: objectChecksum, if: condition).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }

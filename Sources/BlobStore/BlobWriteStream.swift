@@ -53,7 +53,7 @@ public final class BlobWriteStream {
     /// `completion` gets the outcome once durable, on whichever thread committed it (see
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
     public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil,
-                       partSizes: [UInt64]? = nil, checksum: String? = nil,
+                       partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
                        if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
@@ -80,7 +80,7 @@ public final class BlobWriteStream {
             writer.close()
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                 attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts, partSizes: partSizes,
-                                checksum: checksum)
+                                partChecksums: partChecksums, checksum: checksum)
         } catch {
             abandon()
             completion(.failure(error))
@@ -95,12 +95,12 @@ public final class BlobWriteStream {
 
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
     public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
-                       partSizes: [UInt64]? = nil, checksum: String? = nil,
+                       partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
                        if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
         try withoutActuallyEscaping(condition) { condition throws(StoreError) in
             try waitFor {
-                commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, checksum: checksum,
-                       if: condition, then: $0)
+                commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, partChecksums: partChecksums,
+                       checksum: checksum, if: condition, then: $0)
             }
         }
     }

@@ -39,7 +39,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     static let columns = """
         key, version, size, sha256, content_type, modified, cache_control, content_disposition, content_encoding, expires,
-        user_metadata, md5, parts, checksum, part_sizes
+        user_metadata, md5, parts, checksum, part_sizes, content_language, part_checksums
         """
 
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
@@ -93,7 +93,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         guard condition?(existing) ?? false else { return .failure(.preconditionFailed) }
         if existing == nil {
             let inserted = try connection.execute("""
-                INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                INSERT INTO blobs (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                 ON CONFLICT (key) DO NOTHING
                 """, values(record))
             if inserted.affected == 1 {
@@ -109,7 +109,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         try connection.execute("""
             UPDATE blobs SET version = $2, size = $3, sha256 = $4, content_type = $5, modified = $6, cache_control = $7,
                 content_disposition = $8, content_encoding = $9, expires = $10, user_metadata = $11, md5 = $12, parts = $13,
-                checksum = $14, part_sizes = $15
+                checksum = $14, part_sizes = $15, content_language = $16, part_checksums = $17
             WHERE key = $1
             """, values(record))
         garbage.append(previous.version)
@@ -129,7 +129,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
          .int(record.modified), optional(record.cacheControl), optional(record.contentDisposition),
          optional(record.attributes.contentEncoding), optional(record.attributes.expires), optional(record.attributes.userMetadataText),
          record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum),
-         optional(record.partSizesText)]
+         optional(record.partSizesText), optional(record.attributes.contentLanguage), optional(record.partChecksumsText)]
     }
 
     public func remove(_ key: BlobKey, if condition: (BlobRecord) -> Bool) throws(StoreError) -> BlobRecord {
@@ -294,8 +294,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
         try execute("""
             INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                expires_header, user_metadata, created, expires, completed_etag, checksum)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """, Self.values(upload))
     }
 
@@ -364,7 +364,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         return [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), optional(attributes.cacheControl),
                 optional(attributes.contentDisposition), optional(attributes.contentEncoding), optional(attributes.expires),
                 optional(attributes.userMetadataText), .int(upload.created), .int(upload.expires), optional(upload.completedETag),
-                optional(upload.checksum)]
+                optional(upload.checksum), optional(attributes.contentLanguage)]
     }
 
     private static func multipart(from row: PostgresRow) -> MultipartUpload? {
@@ -457,7 +457,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 var added = 0
                 for record in records {
                     added += try connection.execute("""
-                        INSERT INTO blobs (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                        INSERT INTO blobs (\(Self.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                         ON CONFLICT (key) DO NOTHING
                         """, Self.values(record)).affected
                 }
@@ -471,8 +471,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 for (upload, parts) in multipart {
                     try connection.execute("""
                         INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                            expires_header, user_metadata, created, expires, completed_etag, checksum)
-                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING
+                            expires_header, user_metadata, created, expires, completed_etag, checksum, content_language)
+                        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING
                         """, Self.values(upload))
                     for part in parts {
                         try connection.execute("""
@@ -511,13 +511,14 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         return BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
                           attributes: attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,
                           md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) },
-                          partSizes: BlobRecord.partSizes(fromText: row.text("part_sizes")), checksum: row.text("checksum"))
+                          partSizes: BlobRecord.partSizes(fromText: row.text("part_sizes")),
+                          partChecksums: BlobRecord.partChecksums(fromText: row.text("part_checksums")), checksum: row.text("checksum"))
     }
 
     private static func attributes(_ row: PostgresRow, expiresColumn: String) -> BlobAttributes {
         BlobAttributes(contentType: row.text("content_type") ?? "application/octet-stream", cacheControl: row.text("cache_control"),
                        contentDisposition: row.text("content_disposition"), contentEncoding: row.text("content_encoding"),
-                       expires: row.text(expiresColumn), userMetadata: BlobAttributes.userMetadata(fromText: row.text("user_metadata")))
+                       contentLanguage: row.text("content_language"), expires: row.text(expiresColumn), userMetadata: BlobAttributes.userMetadata(fromText: row.text("user_metadata")))
     }
 
     private static func optional(_ text: String?) -> PostgresValue {
@@ -607,6 +608,11 @@ enum PostgresSchema {
         ("3-multipart-checksums", """
             ALTER TABLE multipart_uploads ADD COLUMN checksum text;
             ALTER TABLE multipart_parts ADD COLUMN checksum text;
+            """),
+        ("4-language-part-checksums", """
+            ALTER TABLE blobs ADD COLUMN content_language text;
+            ALTER TABLE blobs ADD COLUMN part_checksums text;
+            ALTER TABLE multipart_uploads ADD COLUMN content_language text;
             """),
     ]
 

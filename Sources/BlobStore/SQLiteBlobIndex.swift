@@ -134,6 +134,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 ALTER TABLE multipart_parts ADD COLUMN checksum TEXT;
                 """)
         }
+        migrator.registerMigration("10-language-part-checksums") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN content_language TEXT;
+                ALTER TABLE blobs ADD COLUMN part_checksums TEXT;
+                ALTER TABLE multipart_uploads ADD COLUMN content_language TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -188,19 +195,22 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: """
             INSERT INTO blobs (key, version, size, sha256, content_type, modified, cache_control, content_disposition,
-                               content_encoding, expires, user_metadata, md5, parts, checksum, part_sizes)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               content_encoding, expires, user_metadata, md5, parts, checksum, part_sizes, content_language,
+                               part_checksums)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET version = excluded.version, size = excluded.size,
                 sha256 = excluded.sha256, content_type = excluded.content_type, modified = excluded.modified,
                 cache_control = excluded.cache_control, content_disposition = excluded.content_disposition,
                 content_encoding = excluded.content_encoding, expires = excluded.expires, user_metadata = excluded.user_metadata,
-                md5 = excluded.md5, parts = excluded.parts, checksum = excluded.checksum, part_sizes = excluded.part_sizes
+                md5 = excluded.md5, parts = excluded.parts, checksum = excluded.checksum, part_sizes = excluded.part_sizes,
+                content_language = excluded.content_language, part_checksums = excluded.part_checksums
             """).execute(arguments: [
                 Data(record.key.bytes), record.version, Int64(record.size),
                 Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition,
                 record.attributes.contentEncoding, record.attributes.expires, record.attributes.userMetadataText,
                 record.md5.map { Data($0) }, record.parts, record.checksum, record.partSizesText,
+                record.attributes.contentLanguage, record.partChecksumsText,
             ])
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -356,12 +366,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try write { db in
             try db.execute(sql: """
                 INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                    expires_header, user_metadata, created, expires, completed_etag, checksum)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    expires_header, user_metadata, created, expires, completed_etag, checksum, content_language)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [upload.id, Data(upload.key.bytes), upload.attributes.contentType, upload.attributes.cacheControl,
                                   upload.attributes.contentDisposition, upload.attributes.contentEncoding, upload.attributes.expires,
                                   upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag,
-                                  upload.checksum])
+                                  upload.checksum, upload.attributes.contentLanguage])
         }
     }
 
@@ -431,7 +441,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             id: row["id"], key: key,
             attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
                                        contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
-                                       expires: row["expires_header"], userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
+                                       contentLanguage: row["content_language"], expires: row["expires_header"],
+                                       userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
             created: row["created"], expires: row["expires"], completedETag: row["completed_etag"], checksum: row["checksum"])
     }
 
@@ -525,10 +536,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                           sha256: Array(sha256),
                           attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
                                                      contentDisposition: row["content_disposition"],
-                                                     contentEncoding: row["content_encoding"], expires: row["expires"],
+                                                     contentEncoding: row["content_encoding"], contentLanguage: row["content_language"],
+                                                     expires: row["expires"],
                                                      userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
                           modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) }, parts: row["parts"],
-                          partSizes: BlobRecord.partSizes(fromText: row["part_sizes"]), checksum: row["checksum"])
+                          partSizes: BlobRecord.partSizes(fromText: row["part_sizes"]),
+                          partChecksums: BlobRecord.partChecksums(fromText: row["part_checksums"]), checksum: row["checksum"])
     }
 
     /// A write transaction, durable when this returns.

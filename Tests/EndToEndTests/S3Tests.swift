@@ -306,6 +306,14 @@ import Testing
             check(s3.head_object(Bucket="codes", Key="meta")["Metadata"] == {"big": "v" * 1500}, "a 1500-byte value")
             check(code(lambda: s3.put_object(Bucket="codes", Key="meta2", Body=b"x", Metadata={"a": "v" * 1100, "b": "v" * 1100}))
                   == ("MetadataTooLarge", 400), "over 2 KB of metadata")
+            # Content-Language is stored like the other standard headers, kept by a copy, and /v1 answers it too.
+            s3.put_object(Bucket="codes", Key="lang", Body=b"hallo", ContentLanguage="de-DE")
+            check(s3.head_object(Bucket="codes", Key="lang")["ContentLanguage"] == "de-DE", "Content-Language")
+            s3.copy_object(Bucket="codes", Key="lang-copy", CopySource="codes/lang")
+            check(s3.get_object(Bucket="codes", Key="lang-copy")["ContentLanguage"] == "de-DE", "kept by CopyObject")
+            native = urllib.request.urlopen(urllib.request.Request(os.environ["V1"] + "/v1/blobs/codes/lang-copy",
+                                                                   headers={"Authorization": "Bearer bearer-token"}))
+            check(native.headers["Content-Language"] == "de-DE", "through /v1")
 
             def raw(url, method="GET", headers={}):
                 try:
@@ -504,8 +512,13 @@ import Testing
             check(attributes["ETag"] == done["ETag"].strip('"') and attributes["ObjectSize"] == sum(map(len, bodies))
                   and attributes["Checksum"] == {"ChecksumSHA256": want, "ChecksumType": "COMPOSITE"}
                   and attributes["StorageClass"] == "STANDARD" and attributes["ObjectParts"]["TotalPartsCount"] == 3
-                  and [(p["PartNumber"], p["Size"]) for p in attributes["ObjectParts"]["Parts"]] == [(1, 5 << 20), (2, 5 << 20), (3, 1000)],
+                  and [(p["PartNumber"], p["Size"], p["ChecksumSHA256"]) for p in attributes["ObjectParts"]["Parts"]]
+                      == [(n, len(b), b64(hashlib.sha256(b).digest())) for n, b in enumerate(bodies, 1)],
                   "GetObjectAttributes: %r" % attributes)
+            # A part by its number comes with its own checksum (boto3 checks the bytes against it).
+            second = s3.get_object(Bucket="cks", Key="sha", PartNumber=2, ChecksumMode="ENABLED")
+            check(second["Body"].read() == bodies[1] and second["ChecksumSHA256"] == b64(hashlib.sha256(bodies[1]).digest())
+                  and second["ChecksumType"] == "COMPOSITE", "part 2 with its checksum: %r" % second)
             page = s3.get_object_attributes(Bucket="cks", Key="sha", ObjectAttributes=["ObjectParts"], MaxParts=2)["ObjectParts"]
             check(page["IsTruncated"] and page["NextPartNumberMarker"] == 2 and len(page["Parts"]) == 2, "a page of parts: %r" % page)
             rest = s3.get_object_attributes(Bucket="cks", Key="sha", ObjectAttributes=["ObjectParts"], PartNumberMarker=2)["ObjectParts"]
