@@ -24,6 +24,7 @@ struct S3Error: Error, Equatable {
         case keyTooLong = "KeyTooLongError"
         case incompleteBody = "IncompleteBody"
         case invalidDigest = "InvalidDigest"
+        case invalidLocationConstraint = "InvalidLocationConstraint"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
         case malformedTrailer = "MalformedTrailerError"

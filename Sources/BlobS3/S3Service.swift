@@ -234,19 +234,23 @@ public final class S3Service: HTTPHandler {
             if has("acl") || has("versioning") {
                 throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
             }
-            return .respond(try createBucket(name, requestID: requestID))
+            return try receiveCreateBucket(head, name, requestID: requestID)
         case (.bucket(let name), "HEAD"):
-            try requireBucket(name)
-            return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID), ("x-amz-bucket-region", "us-east-1")]))
+            let bucket = try requireBucket(name)
+            return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
+                                                                ("x-amz-bucket-region", bucket.region ?? Self.defaultRegion)]))
         case (.bucket(let name), "DELETE"):
             try store.buckets.removeBucket(name)
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         case (.bucket(let name), "GET") where has("uploads"):
             return .respond(try listMultipartUploads(bucket: name, query: query, requestID: requestID))
         case (.bucket(let name), "GET"):
-            try requireBucket(name)
+            let bucket = try requireBucket(name)
             if has("location") {
-                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
+                // us-east-1 answers an empty constraint, as in S3.
+                let constraint = bucket.region.map { XML.escape($0) + "</LocationConstraint>" } ?? ""
+                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + (constraint.isEmpty ? "/>" : ">" + constraint),
+                                            requestID: requestID))
             }
             if has("versioning") {
                 return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
@@ -346,18 +350,54 @@ public final class S3Service: HTTPHandler {
     static let reservedBucketPrefixes = ["xn--", "sthree-", "amzn-s3-demo-"]
     static let reservedBucketSuffixes = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
 
-    private func createBucket(_ name: String, requestID: String) throws -> HTTPResponse {
+    /// The region of a bucket created without a LocationConstraint.
+    static let defaultRegion = "us-east-1"
+
+    /// CreateBucket, with an optional `CreateBucketConfiguration` naming its LocationConstraint.
+    /// blobd serves every region's requests alike; the region is recorded and answered (by
+    /// GetBucketLocation, HeadBucket and ListBuckets) so that a client which asked for one is
+    /// not told another.
+    private func receiveCreateBucket(_ head: HTTPRequestHead, _ name: String, requestID: String) throws -> HTTPRequestAction {
         guard Self.isValidBucketName(name) else {
             throw S3Error(.invalidBucketName, "The specified bucket is not valid.")
         }
-        guard try store.buckets.createBucket(name, created: Int64(time(nil))) else {
-            throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
-        }
-        return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
+        let expected = try Self.bufferedPayloadHash(head)
+        return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
+            do {
+                try Self.check(body, against: expected)
+                let bucket = Bucket(name: name, created: Int64(time(nil)), region: try Self.locationConstraint(body))
+                guard try store.buckets.createBucket(bucket) else {
+                    throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
+                }
+                return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
+            } catch {
+                return failure(error, head: head, bucket: name, key: nil, requestID: requestID)
+            }
+        })
     }
 
-    func requireBucket(_ name: String) throws {
-        guard try store.buckets.bucket(name) != nil else { throw S3Error(StoreError.bucketNotFound) }
+    /// The region a CreateBucket body names; nil for none, an empty one, or us-east-1.
+    static func locationConstraint(_ body: [UInt8]?) throws -> String? {
+        guard let body else { throw S3Error(.malformedXML, "The CreateBucketConfiguration is too large.") }
+        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
+        guard let text = String(validating: body, as: UTF8.self), text.contains("<CreateBucketConfiguration") else {
+            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
+        }
+        guard let constraint = XML.elements("LocationConstraint", in: text).first.map({ XML.unescape($0).trimmingCharacters() }),
+              !constraint.isEmpty, constraint != defaultRegion else { return nil }
+        // Region names (eu-west-1, and the legacy EU): letters, digits and dashes.
+        guard constraint.utf8.count <= 64,
+              constraint.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                                           || (0x61...0x7A).contains($0) }) else {
+            throw S3Error(.invalidLocationConstraint, "The specified location-constraint is not valid.")
+        }
+        return constraint
+    }
+
+    @discardableResult
+    func requireBucket(_ name: String) throws -> Bucket {
+        guard let bucket = try store.buckets.bucket(name) else { throw S3Error(StoreError.bucketNotFound) }
+        return bucket
     }
 
     /// ListBuckets, in name order: `prefix`, and pages of `max-buckets` (1 to 10,000; all of
@@ -378,7 +418,8 @@ public final class S3Service: HTTPHandler {
         var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
         for bucket in matching.prefix(limit) {
             xml += "<Bucket>" + XML.element("Name", bucket.name)
-                + XML.element("CreationDate", Self.isoDate(bucket.created)) + XML.element("BucketRegion", "us-east-1") + "</Bucket>"
+                + XML.element("CreationDate", Self.isoDate(bucket.created))
+                + XML.element("BucketRegion", bucket.region ?? Self.defaultRegion) + "</Bucket>"
         }
         xml += "</Buckets>"
         if matching.count > limit { xml += XML.element("ContinuationToken", matching[limit - 1].name) }

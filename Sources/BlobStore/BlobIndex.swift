@@ -73,15 +73,29 @@ private final class Outcome<Value>: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
 }
 
-/// The buckets of the S3 dialect: names recorded with their creation time. A bucket's objects
-/// are the blobs whose keys start with `NAME/`.
+/// A bucket of the S3 dialect. Its objects are the blobs whose keys start with `NAME/`.
+public struct Bucket: Sendable, Equatable {
+    public var name: String
+    /// Creation time, seconds since the epoch.
+    public var created: Int64
+    /// The region CreateBucket named (its LocationConstraint); nil for the default, us-east-1.
+    public var region: String?
+
+    public init(name: String, created: Int64, region: String? = nil) {
+        self.name = name
+        self.created = created
+        self.region = region
+    }
+}
+
+/// The buckets of the S3 dialect, recorded in the index.
 public protocol BucketIndex: Sendable {
-    /// Records a bucket; false if it already exists.
-    func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool
-    /// The creation time of a bucket, nil if there is none.
-    func bucket(_ name: String) throws(StoreError) -> Int64?
+    /// Records a bucket; false if one of its name already exists.
+    func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool
+    /// A bucket by name, nil if there is none.
+    func bucket(_ name: String) throws(StoreError) -> Bucket?
     /// Every bucket, by name.
-    func buckets() throws(StoreError) -> [(name: String, created: Int64)]
+    func buckets() throws(StoreError) -> [Bucket]
     /// Forgets an empty bucket: `.bucketNotFound`, `.bucketNotEmpty` otherwise.
     func removeBucket(_ name: String) throws(StoreError)
 }

@@ -39,7 +39,7 @@ extension BlobStore {
             let store = try BlobStore(directory: directory)
             let totals = try store.index.totals()
             report.buckets = try store.buckets.buckets().count
-            for bucket in try store.buckets.buckets() { _ = try target.createBucket(bucket.name, created: bucket.created) }
+            for bucket in try store.buckets.buckets() { _ = try target.createBucket(bucket) }
             var after: [UInt8]?
             while true {
                 if shouldStop() {

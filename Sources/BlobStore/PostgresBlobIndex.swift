@@ -244,31 +244,34 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     // MARK: Buckets (S3)
 
-    public func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool {
+    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
         try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
-                try connection.execute("INSERT INTO buckets (name, created) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-                                       [.text(name), .int(created)]).affected > 0
+                try connection.execute("INSERT INTO buckets (name, created, region) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                                       [.text(bucket.name), .int(bucket.created), Self.optional(bucket.region)]).affected > 0
             }
         }
     }
 
-    public func bucket(_ name: String) throws(StoreError) -> Int64? {
+    public func bucket(_ name: String) throws(StoreError) -> Bucket? {
         try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
-                try connection.execute("SELECT created FROM buckets WHERE name = $1", [.text(name)]).rows.first?.int("created")
+                try connection.execute("SELECT name, created, region FROM buckets WHERE name = $1", [.text(name)]).rows.first
+                    .map(Self.bucket(from:))
             }
         }
     }
 
-    public func buckets() throws(StoreError) -> [(name: String, created: Int64)] {
+    public func buckets() throws(StoreError) -> [Bucket] {
         try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
-                try connection.execute("SELECT name, created FROM buckets ORDER BY name COLLATE \"C\"").rows.map {
-                    ($0.text("name") ?? "", $0.int("created") ?? 0)
-                }
+                try connection.execute("SELECT name, created, region FROM buckets ORDER BY name COLLATE \"C\"").rows.map(Self.bucket(from:))
             }
         }
+    }
+
+    private static func bucket(from row: PostgresRow) -> Bucket {
+        Bucket(name: row.text("name") ?? "", created: row.int("created") ?? 0, region: row.text("region"))
     }
 
     public func removeBucket(_ name: String) throws(StoreError) {
@@ -609,10 +612,11 @@ enum PostgresSchema {
             ALTER TABLE multipart_uploads ADD COLUMN checksum text;
             ALTER TABLE multipart_parts ADD COLUMN checksum text;
             """),
-        ("4-language-part-checksums", """
+        ("4-s3-details", """
             ALTER TABLE blobs ADD COLUMN content_language text;
             ALTER TABLE blobs ADD COLUMN part_checksums text;
             ALTER TABLE multipart_uploads ADD COLUMN content_language text;
+            ALTER TABLE buckets ADD COLUMN region text;
             """),
     ]
 

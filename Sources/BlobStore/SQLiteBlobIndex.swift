@@ -9,7 +9,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     private let pool: DatabasePool
     /// Buckets known to exist, by name, with a generation that every removal bumps: every S3
     /// PUT and failed GET checks its bucket, and this is the only process writing the file.
-    private let knownBuckets = Mutex((names: [String: Int64](), generation: 0))
+    private let knownBuckets = Mutex((names: [String: Bucket](), generation: 0))
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     private let collected = Mutex<[String]>([])
     /// Commits waiting for the group-commit leader.
@@ -134,11 +134,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 ALTER TABLE multipart_parts ADD COLUMN checksum TEXT;
                 """)
         }
-        migrator.registerMigration("10-language-part-checksums") { db in
+        migrator.registerMigration("10-s3-details") { db in
             try db.execute(sql: """
                 ALTER TABLE blobs ADD COLUMN content_language TEXT;
                 ALTER TABLE blobs ADD COLUMN part_checksums TEXT;
                 ALTER TABLE multipart_uploads ADD COLUMN content_language TEXT;
+                ALTER TABLE buckets ADD COLUMN region TEXT;
                 """)
         }
         return migrator
@@ -312,32 +313,39 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     // MARK: Buckets (S3)
 
-    public func createBucket(_ name: String, created: Int64) throws(StoreError) -> Bool {
+    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
         try write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO buckets (name, created) VALUES (?, ?)", arguments: [name, created])
+            try db.execute(sql: "INSERT OR IGNORE INTO buckets (name, created, region) VALUES (?, ?, ?)",
+                           arguments: [bucket.name, bucket.created, bucket.region])
             return db.changesCount > 0
         }
     }
 
-    public func bucket(_ name: String) throws(StoreError) -> Int64? {
+    public func bucket(_ name: String) throws(StoreError) -> Bucket? {
         let (known, generation) = knownBuckets.withLock { ($0.names[name], $0.generation) }
         if let known { return known }
-        let created = try run {
-            try pool.read { db in try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) }
-        }
-        if let created {
-            // Not if a removal ended meanwhile: what was read may be gone.
-            knownBuckets.withLock { if $0.generation == generation { $0.names[name] = created } }
-        }
-        return created
-    }
-
-    public func buckets() throws(StoreError) -> [(name: String, created: Int64)] {
-        try run {
+        let found = try run {
             try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT name, created FROM buckets ORDER BY name").map { ($0["name"], $0["created"]) }
+                try Row.fetchOne(db, sql: "SELECT name, created, region FROM buckets WHERE name = ?", arguments: [name]).map(Self.bucket(from:))
             }
         }
+        if let found {
+            // Not if a removal ended meanwhile: what was read may be gone.
+            knownBuckets.withLock { if $0.generation == generation { $0.names[name] = found } }
+        }
+        return found
+    }
+
+    public func buckets() throws(StoreError) -> [Bucket] {
+        try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, created, region FROM buckets ORDER BY name").map(Self.bucket(from:))
+            }
+        }
+    }
+
+    private static func bucket(from row: Row) -> Bucket {
+        Bucket(name: row["name"], created: row["created"], region: row["region"])
     }
 
     public func removeBucket(_ name: String) throws(StoreError) {

@@ -412,6 +412,8 @@ struct ClusterToolTests {
             #expect(patched.status == 204)
             let s3 = "http://127.0.0.1:\(try #require(single.s3Port))"
             #expect(try curl(["-X", "PUT", s3 + "/bucket"]).status == 200)
+            let configuration = "<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>"
+            #expect(try curl(["-X", "PUT", "--data-binary", configuration, s3 + "/europe"]).status == 200)
             s3ETag = try curl(["-X", "PUT", "--data-binary", "through s3", s3 + "/bucket/object"]).header("ETag") ?? ""
             // A multipart object, whose part sizes must travel too (GET by part number).
             let initiated = try curl(["-X", "POST", s3 + "/bucket/parts?uploads"]).text
@@ -454,7 +456,7 @@ struct ClusterToolTests {
         #expect(again.status == 0, "\(again.stderr)")
         #expect(summary.contains("migrated 3003 blobs"), "\(summary)")
         #expect(!summary.contains("; 3003 new"), "the second run found the first run's work: \(summary)")
-        #expect(summary.contains("1 buckets, 1 tus uploads, 1 multipart uploads"), "\(summary)")
+        #expect(summary.contains("2 buckets, 1 tus uploads, 1 multipart uploads"), "\(summary)")
 
         // Without --index the directory is refused now.
         let refused = try run(blobdExecutable(), ["--data-dir", dataDir, "--listen", "127.0.0.1:0"], timeout: 30)
@@ -487,6 +489,8 @@ struct ClusterToolTests {
                 && part.header("Content-Range") == "bytes \(5 << 20)-\((5 << 20) + 3)/\((5 << 20) + 4)", "a part by number: \(part.status)")
         // The upload with a checksum goes on on a node: a part (its checksum computed), Complete,
         // and the object's composite SHA-256 from both parts'.
+        let europe = try curl(["http://127.0.0.1:\(try #require(b.s3Port))/europe?location"])
+        #expect(europe.text.contains(">eu-west-1</LocationConstraint>"), "a bucket keeps its region: \(europe.text)")
         let b3 = "http://127.0.0.1:\(try #require(b.s3Port))/bucket/summed"
         summedETags.append(try curl(["-X", "PUT", "--data-binary", "@-", b3 + "?partNumber=2&uploadId=\(summedUpload)"],
                                     stdin: summedParts[1]).header("ETag") ?? "")

@@ -306,6 +306,14 @@ import Testing
             check(s3.head_object(Bucket="codes", Key="meta")["Metadata"] == {"big": "v" * 1500}, "a 1500-byte value")
             check(code(lambda: s3.put_object(Bucket="codes", Key="meta2", Body=b"x", Metadata={"a": "v" * 1100, "b": "v" * 1100}))
                   == ("MetadataTooLarge", 400), "over 2 KB of metadata")
+            # A LocationConstraint is recorded and answered; a malformed one is refused.
+            s3.create_bucket(Bucket="codes-eu", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+            check(s3.get_bucket_location(Bucket="codes-eu")["LocationConstraint"] == "eu-west-1", "GetBucketLocation")
+            check(s3.head_bucket(Bucket="codes-eu")["ResponseMetadata"]["HTTPHeaders"]["x-amz-bucket-region"] == "eu-west-1", "HeadBucket")
+            check({b["Name"]: b["BucketRegion"] for b in s3.list_buckets()["Buckets"]} == {"codes": "us-east-1", "codes-eu": "eu-west-1"},
+                  "ListBuckets")
+            check(code(lambda: s3.create_bucket(Bucket="codes-bad", CreateBucketConfiguration={"LocationConstraint": "eu west"}))
+                  == ("InvalidLocationConstraint", 400), "a malformed region")
             # Content-Language is stored like the other standard headers, kept by a copy, and /v1 answers it too.
             s3.put_object(Bucket="codes", Key="lang", Body=b"hallo", ContentLanguage="de-DE")
             check(s3.head_object(Bucket="codes", Key="lang")["ContentLanguage"] == "de-DE", "Content-Language")
