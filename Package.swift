@@ -27,13 +27,16 @@ let package = Package(
         .systemLibrary(name: "CFileSystem"),
         // setsockopt() without TCP_CORK, which libmicrohttpd sets on every large file response.
         .target(name: "CNoCork", publicHeadersPath: "."),
+        // MD5 and SHA-256 of the same bytes in one pass, interleaved so that SHA-256 (on the
+        // CPU's SHA extensions) hides in MD5's dependency chain; on OpenSSL's own contexts.
+        .target(name: "CDigests", dependencies: ["CCrypto"]),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CNoCork"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
         .target(name: "BlobStore", dependencies: [
-            "CCrypto", "CFileSystem", "PostgresClient",
+            "CCrypto", "CDigests", "CFileSystem", "PostgresClient",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -184,94 +184,35 @@ struct ReflectedCRC<Value: FixedWidthInteger & UnsignedInteger & Sendable>: Send
 let crc32c = ReflectedCRC<UInt32>(polynomial: 0x82F6_3B78)
 let crc64nvme = ReflectedCRC<UInt64>(polynomial: 0x9A6C_9329_AC4B_C9B5)
 
-/// What an S3 body's bytes are hashed into besides the store's SHA-256: MD5 (the ETag) and at
-/// most one `x-amz-checksum-*`.
+/// What an S3 body's bytes are hashed into: the store's `BodyHasher` (SHA-256, and MD5 for the
+/// ETag, on a second thread for a large body) and at most one `x-amz-checksum-*`, which the
+/// hasher feeds on the same thread. A SHA-256 checksum is the store's own SHA-256, not computed
+/// twice.
 ///
-/// MD5 runs at about a third of SHA-256's speed, so on the connection's thread it would cap a
-/// large upload well below a /v1 upload. A body of 1 MiB or more is therefore hashed on a
-/// second thread: its bytes are copied into one of four 256 KiB buffers that a serial queue
-/// hashes in order, while the connection's thread goes on receiving, SHA-256-hashing and
-/// writing. Memory per upload stays at 1 MiB. Smaller bodies are hashed inline, where a thread
-/// hop would cost more than the hashing.
-///
-/// `@unchecked Sendable` is sound: the hashers are touched only on `queue` once it exists (and
-/// only on the caller's thread otherwise), each buffer is owned by the caller until handed to
-/// the queue and by the queue until it signals `free`, and `finish` waits for the queue.
+/// `@unchecked Sendable` is sound: `checksum` is updated only by the hasher, on one thread at a
+/// time, and read only after `BodyHasher.finish()` has waited for it.
 final class BodyDigests: @unchecked Sendable {
-    static let offloadThreshold: UInt64 = 1 << 20
-    private static let bufferSize = 256 * 1024
-    private static let bufferCount = 4
+    let hasher: BodyHasher
+    let algorithm: ChecksumAlgorithm?
+    private let checksum: Checksum?
 
-    private var md5 = MD5Hasher()
-    private var checksum: ChecksumHasher?
-    private let queue: DispatchQueue?
-    private let free = DispatchSemaphore(value: BodyDigests.bufferCount)
-    private var buffers: [UnsafeMutableRawBufferPointer] = []
-    /// The buffer being filled (an index into `buffers`), and how full it is; -1 when none.
-    private var current = -1
-    private var filled = 0
-    private var next = 0
+    /// The checksum the hasher feeds.
+    private final class Checksum {
+        var hasher: ChecksumHasher
+        init(_ algorithm: ChecksumAlgorithm) { hasher = ChecksumHasher(algorithm) }
+    }
 
-    /// `size`: the body's length if known; a body of unknown length counts as large.
+    /// `size`: the body's length if known.
     init(checksum algorithm: ChecksumAlgorithm?, size: UInt64?) {
-        checksum = algorithm.map(ChecksumHasher.init)
-        if size.map({ $0 >= Self.offloadThreshold }) ?? true {
-            queue = DispatchQueue(label: "blobd.s3.digests")
-            buffers = (0..<Self.bufferCount).map { _ in .allocate(byteCount: Self.bufferSize, alignment: 64) }
-        } else {
-            queue = nil
-        }
+        self.algorithm = algorithm
+        let checksum = algorithm.flatMap { $0 == .sha256 ? nil : Checksum($0) }
+        self.checksum = checksum
+        hasher = BodyHasher(md5: true, extra: checksum.map { checksum in { checksum.hasher.update($0) } }, expectedSize: size)
     }
 
-    deinit {
-        queue?.sync {}
-        for buffer in buffers { buffer.deallocate() }
-    }
-
-    /// The checksum being computed, if any.
-    var checksumAlgorithm: ChecksumAlgorithm? { checksum?.algorithm }
-
-    func update(_ bytes: UnsafeRawBufferPointer) {
-        guard queue != nil else { return hash(bytes) }
-        var rest = bytes
-        while !rest.isEmpty {
-            if current < 0 {
-                free.wait()
-                current = next
-                next = (next + 1) % buffers.count
-                filled = 0
-            }
-            let buffer = buffers[current]
-            let count = min(rest.count, buffer.count - filled)
-            UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<filled + count])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<count]))
-            filled += count
-            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
-            if filled == buffer.count { handOver() }
-        }
-    }
-
-    /// The MD5 and the checksum (base64) of every byte given, once all are hashed.
-    func finish() -> (md5: [UInt8], checksum: String?) {
-        if let queue {
-            if current >= 0 { handOver() }
-            return queue.sync { (md5.finalize(), checksum?.value()) }
-        }
-        return (md5.finalize(), checksum?.value())
-    }
-
-    private func handOver() {
-        guard let queue else { return }
-        let (index, count) = (current, filled)
-        current = -1
-        queue.async { [self] in
-            hash(UnsafeRawBufferPointer(rebasing: buffers[index][..<count]))
-            free.signal()
-        }
-    }
-
-    private func hash(_ bytes: UnsafeRawBufferPointer) {
-        md5.update(bytes)
-        checksum?.update(bytes)
+    /// The MD5 and the checksum (base64) of every byte, from the hasher's finished digests.
+    func values(_ digests: BodyHasher.Digests) -> (md5: [UInt8], checksum: String?) {
+        let value = algorithm == .sha256 ? Data(digests.sha256).base64EncodedString() : checksum?.hasher.value()
+        return (digests.md5 ?? [], value)
     }
 }

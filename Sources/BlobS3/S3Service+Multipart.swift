@@ -36,9 +36,11 @@ extension S3Service {
             }
             payload.checksum = algorithm
         }
-        let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
+        let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
+        let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256,
+                                       hasher: digests.hasher)
         return try receive(head, into: PartSink(part: part, keepsChecksum: checksum != nil, requestID: requestID), payload: payload,
-                           requestID: requestID)
+                           digests: digests, requestID: requestID)
     }
 
     /// CompleteMultipartUpload (`POST /BUCKET/KEY?uploadId=ID`): the part list is read, then the
@@ -227,6 +229,8 @@ final class PartSink: S3BodySink {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try part.write(bytes) }
+
+    func digests() throws(StoreError) -> BodyHasher.Digests? { try part.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         respond(Result { () throws(StoreError) in

@@ -19,10 +19,11 @@ extension S3Service {
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         try checkWrite(preconditions, key: blobKey)
         let attributes = try Self.attributes(head)
-        let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256)
+        let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
+        let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
                               condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
-        return try receive(head, into: sink, payload: payload, requestID: requestID)
+        return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 
     /// A conditional write's early check, before its body comes (the commit checks again). As
@@ -143,8 +144,9 @@ extension S3Service {
     }
 
     /// The body's consumer, decoding aws-chunked framing when the request has it.
-    func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, requestID: String) throws -> HTTPRequestAction {
-        let consumer = S3PutConsumer(service: self, sink: sink, payload: payload, head: head, requestID: requestID)
+    func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, digests: BodyDigests,
+                 requestID: String) throws -> HTTPRequestAction {
+        let consumer = S3PutConsumer(service: self, sink: sink, payload: payload, digests: digests, head: head, requestID: requestID)
         if let chunked = payload.chunked {
             consumer.decoder = AWSChunkedDecoder(signing: chunked.signing, hasTrailer: chunked.hasTrailer,
                                                  declaredLength: payload.size) { [unowned consumer] in
@@ -555,6 +557,9 @@ extension S3Service {
 /// Where an S3 body's bytes go: a new object (PutObject) or a part (UploadPart).
 protocol S3BodySink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError)
+    /// Writes out what is buffered; the digests of every byte (from the `BodyHasher` it was
+    /// started with).
+    func digests() throws(StoreError) -> BodyHasher.Digests?
     /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5,
     /// `checksum` its verified `x-amz-checksum-*` as `algorithm:base64`.
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
@@ -580,6 +585,8 @@ final class ObjectSink: S3BodySink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
 
+    func digests() throws(StoreError) -> BodyHasher.Digests? { try stream.digests() }
+
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
             respond(result.map { stored in
@@ -593,8 +600,8 @@ final class ObjectSink: S3BodySink {
 }
 
 /// Streams an S3 body (PutObject or UploadPart) into its sink: aws-chunked framing decoded,
-/// MD5 and any checksum computed (`BodyDigests`) and checked, then the sink completes on the
-/// commit pool.
+/// MD5 and any checksum computed as the sink writes (`BodyDigests`) and checked, then the sink
+/// completes on the commit pool.
 final class S3PutConsumer: HTTPBodyConsumer {
     private let service: S3Service
     private let sink: any S3BodySink
@@ -606,11 +613,12 @@ final class S3PutConsumer: HTTPBodyConsumer {
     private let requestID: String
     private var failure: (any Error)?
 
-    init(service: S3Service, sink: any S3BodySink, payload: S3Service.Payload, head: HTTPRequestHead, requestID: String) {
+    init(service: S3Service, sink: any S3BodySink, payload: S3Service.Payload, digests: BodyDigests, head: HTTPRequestHead,
+         requestID: String) {
         self.service = service
         self.sink = sink
         self.payload = payload
-        self.digests = BodyDigests(checksum: payload.checksum, size: payload.size)
+        self.digests = digests
         self.head = head
         self.requestID = requestID
     }
@@ -624,9 +632,8 @@ final class S3PutConsumer: HTTPBodyConsumer {
         }
     }
 
-    /// The body's bytes (without any aws-chunked framing): hashed, then stored.
+    /// The body's bytes (without any aws-chunked framing), stored and hashed as they are written.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        digests.update(bytes)
         try sink.write(bytes)
     }
 
@@ -647,7 +654,8 @@ final class S3PutConsumer: HTTPBodyConsumer {
                 throw S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
             }
         }
-        let digests = digests.finish()
+        guard let finished = try sink.digests() else { throw StoreError.io(operation: "hash", errno: EINVAL) }
+        let digests = self.digests.values(finished)
         if let expected = payload.expectedMD5, digests.md5 != expected {
             throw S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
         }

@@ -41,14 +41,14 @@ extension BlobStore {
     /// Starts part `number` (1...10000) of upload `id`; a part of that number already there is
     /// replaced when this one is saved.
     public func beginPart(of upload: MultipartUpload, number: Int, expectedSize: UInt64?,
-                          expectedSHA256: [UInt8]?) throws(StoreError) -> PartWriteStream {
+                          expectedSHA256: [UInt8]?, hasher: BodyHasher? = nil) throws(StoreError) -> PartWriteStream {
         guard upload.completedETag == nil else { throw .uploadNotFound }
         if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit { throw .tooLarge(limit: limit) }
         try checkFreeSpace(needed: expectedSize ?? 0)
         let temporary = "\(directory)/uploads/mp-\(upload.id)-\(number).tmp.\(FileSystem.randomID().prefix(8))"
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         return PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
-                               expectedSize: expectedSize, expectedSHA256: expectedSHA256)
+                               expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
     }
 
     /// Completes upload `id` from `parts` (number and MD5, in ascending order) if `condition`
@@ -160,12 +160,12 @@ public final class PartWriteStream {
     private var ended = false
 
     init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: Int32,
-         expectedSize: UInt64?, expectedSHA256: [UInt8]?) {
+         expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
         self.store = store
         self.upload = upload
         self.number = number
         self.temporary = temporary
-        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
+        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize, bodyHasher: hasher)
         self.expectedSize = expectedSize
         self.expectedSHA256 = expectedSHA256
     }
@@ -178,13 +178,20 @@ public final class PartWriteStream {
         try writer.write(bytes)
     }
 
+    /// Writes out what is buffered and waits for the part's `BodyHasher`: the digests of every
+    /// byte written (nil without one).
+    public func digests() throws(StoreError) -> BodyHasher.Digests? {
+        try writer.flush()
+        return writer.bodyHasher?.finish()
+    }
+
     /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag and
     /// `checksum` in its upload's algorithm.
     public func finish(md5: [UInt8], checksum: String? = nil) throws(StoreError) -> UploadedPart {
         defer { abandon() }
         try writer.flush()
-        if let expectedSHA256, writer.hasher.finalize() != expectedSHA256 {
-            throw .digestMismatch(expected: expectedSHA256, actual: writer.hasher.finalize())
+        if let expectedSHA256, writer.sha256 != expectedSHA256 {
+            throw .digestMismatch(expected: expectedSHA256, actual: writer.sha256)
         }
         try writer.sync()
         writer.close()

@@ -181,8 +181,10 @@ public final class BlobStore: Sendable {
     }
 
     /// Starts an upload. `expectedSize` (a Content-Length) is checked against the size limit
-    /// and free space up front; `expectedSHA256` is checked at commit.
-    public func beginWrite(expectedSize: UInt64? = nil, expectedSHA256: [UInt8]? = nil) throws(StoreError) -> BlobWriteStream {
+    /// and free space up front; `expectedSHA256` is checked at commit. `hasher`: computes the
+    /// SHA-256 (and what else it was asked for) instead of the stream, as it writes.
+    public func beginWrite(expectedSize: UInt64? = nil, expectedSHA256: [UInt8]? = nil,
+                           hasher: BodyHasher? = nil) throws(StoreError) -> BlobWriteStream {
         if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit {
             throw .tooLarge(limit: limit)
         }
@@ -201,7 +203,7 @@ public final class BlobStore: Sendable {
         }
         // Ownership of the descriptor passes to the stream, which closes it.
         return BlobWriteStream(store: self, version: version, pending: entry, descriptor: descriptor,
-                               expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256)
+                               expectedSize: expectedSize, limit: options.maxBlobSize, expectedSHA256: expectedSHA256, hasher: hasher)
     }
 
     /// A new version name: 32 hex digits whose first two, the `ab` folder, follow the clock (they

@@ -24,11 +24,11 @@ public final class BlobWriteStream {
 
     /// Takes ownership of `descriptor`, the new empty file of `version`, logged as `pending`.
     init(store: BlobStore, version: String, pending: PendingWrites.Entry, descriptor: Int32,
-         expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?) {
+         expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
         self.store = store
         self.version = version
         self.pending = pending
-        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize)
+        self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize, bodyHasher: hasher)
         self.limit = limit
         self.expectedSHA256 = expectedSHA256
     }
@@ -47,6 +47,13 @@ public final class BlobWriteStream {
         }
     }
 
+    /// Writes out what is buffered and waits for the stream's `BodyHasher`: the digests of every
+    /// byte written (nil without one).
+    public func digests() throws(StoreError) -> BodyHasher.Digests? {
+        try writer.flush()
+        return writer.bodyHasher?.finish()
+    }
+
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if
     /// `condition` holds for the current record. Order: write out and fdatasync → fsync the
     /// folder → index commit (fsynced, shared by a group commit) → forget the pending entry.
@@ -59,7 +66,7 @@ public final class BlobWriteStream {
         let record: BlobRecord
         do throws(StoreError) {
             try writer.flush()
-            let digest = copiedSHA256 ?? writer.hasher.finalize()
+            let digest = copiedSHA256 ?? writer.sha256
             if let expectedSHA256, expectedSHA256 != digest {
                 throw StoreError.digestMismatch(expected: expectedSHA256, actual: digest)
             }

@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 /// Appends to an open file through one large buffer, feeding SHA-256 from the same buffer:
-/// few, large write(2) calls and one pass over the bytes. Used by one thread at a time.
+/// few, large write(2) calls and one pass over the bytes. With a `BodyHasher`, that hasher sees
+/// the bytes instead (SHA-256 and MD5, maybe on its own thread), and `hasher` stays empty.
+/// Used by one thread at a time.
 final class HashingFileWriter {
     /// Bytes gathered before each write(2), at most.
     static let maxBufferSize = 256 * 1024
@@ -15,10 +17,14 @@ final class HashingFileWriter {
 
     /// The file; owned by the writer, closed by `close()` or deinit.
     private(set) var descriptor: Int32
-    private let buffer: UnsafeMutableRawBufferPointer
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// Whether `buffer` is the body hasher's, not the writer's own.
+    private let borrowsBuffers: Bool
     private var buffered = 0
-    /// SHA-256 of every byte flushed so far (buffered bytes join it on `flush()`).
+    /// SHA-256 of every byte flushed so far (buffered bytes join it on `flush()`), unless
+    /// `bodyHasher` hashes them.
     private(set) var hasher: SHA256Hasher
+    let bodyHasher: BodyHasher?
     /// Bytes accepted, buffered ones included.
     private(set) var size: UInt64
     /// Bytes written with write(2) so far, and where the last writeback started.
@@ -34,18 +40,32 @@ final class HashingFileWriter {
     }
 
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
-    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil) {
+    /// `bodyHasher`: hashes the bytes instead of `hasher` (a new file only).
+    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil,
+         bodyHasher: BodyHasher? = nil) {
         self.descriptor = descriptor
         self.hasher = hasher
+        self.bodyHasher = bodyHasher
         self.size = size
         self.written = size
         self.writebackStart = size
-        self.buffer = .allocate(byteCount: Self.bufferSize(expecting: expected), alignment: 4096)
+        if let borrowed = bodyHasher?.takeBuffer() {
+            buffer = borrowed
+            borrowsBuffers = true
+        } else {
+            buffer = .allocate(byteCount: Self.bufferSize(expecting: expected), alignment: 4096)
+            borrowsBuffers = false
+        }
     }
 
     deinit {
         close()
-        buffer.deallocate()
+        if !borrowsBuffers { buffer.deallocate() }
+    }
+
+    /// The SHA-256 of every byte flushed.
+    var sha256: [UInt8] {
+        bodyHasher?.finish().sha256 ?? hasher.finalize()
     }
 
     /// Appends bytes.
@@ -68,8 +88,12 @@ final class HashingFileWriter {
         guard buffered > 0 else { return }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
         buffered = 0
-        hasher.update(chunk)
         try FileSystem.writeAll(descriptor, chunk)
+        if let bodyHasher {
+            if let next = bodyHasher.hash(buffer, count: chunk.count) { buffer = next }
+        } else {
+            hasher.update(chunk)
+        }
         written += UInt64(chunk.count)
         if written - writebackStart >= Self.writebackWindow {
             _ = blobd_start_writeback(descriptor, Int64(writebackStart), Int64(written - writebackStart))

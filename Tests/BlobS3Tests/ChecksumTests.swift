@@ -30,18 +30,28 @@ import BlobStore
         #expect(Self.value(algorithm, Self.check, pieces: 9) == expected)
     }
 
-    @Test func secondThreadMatchesInline() {
+    /// An S3 body's digests as a store stream computes them: the MD5 and the checksum (fed on
+    /// the hashing thread for a large body) match hashing the bytes on their own; a SHA-256
+    /// checksum is the store's SHA-256.
+    @Test(arguments: [ChecksumAlgorithm.crc32c, .sha256])
+    func digestsOfAWrittenBody(algorithm: ChecksumAlgorithm) throws {
+        let dir = NSTemporaryDirectory() + "blobd-checksum-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try BlobStore(directory: dir)
         let body = (0..<(3 << 20) + 12345).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
         for size in [UInt64(100), UInt64(body.count), nil] {
-            let digests = BodyDigests(checksum: .crc32c, size: size)
-            for start in stride(from: 0, to: body.count, by: 70_001) {
-                body[start..<min(body.count, start + 70_001)].withUnsafeBytes { digests.update($0) }
+            let bytes = size == 100 ? Array(body[..<100]) : body
+            let digests = BodyDigests(checksum: algorithm, size: size)
+            let stream = try store.beginWrite(expectedSize: size, hasher: digests.hasher)
+            for start in stride(from: 0, to: bytes.count, by: 70_001) {
+                try bytes[start..<min(bytes.count, start + 70_001)].withUnsafeBytes { try stream.write($0) }
             }
-            let (md5, checksum) = digests.finish()
+            let (md5, checksum) = digests.values(try #require(try stream.digests()))
+            stream.abandon()
             var inline = MD5Hasher()
-            body.withUnsafeBytes { inline.update($0) }
+            bytes.withUnsafeBytes { inline.update($0) }
             #expect(md5 == inline.finalize())
-            #expect(checksum == Self.value(.crc32c, body))
+            #expect(checksum == Self.value(algorithm, bytes))
         }
     }
 }

@@ -40,6 +40,33 @@ func filesIn(_ path: String) -> [String] {
 }
 
 @Suite struct BlobStoreTests {
+    /// A stream with a BodyHasher: SHA-256, MD5 and the extra digest see every byte once, in
+    /// order, whether hashed on the writer's thread (small bodies) or on the second one (large
+    /// or unknown), and the committed record has that SHA-256.
+    @Test(arguments: [UInt64(100), UInt64((3 << 20) + 12_345), nil])
+    func bodyHasherSeesEveryByte(declared: UInt64?) throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        let count = Int(declared ?? UInt64((3 << 20) + 12_345))
+        let body = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        final class Seen: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let seen = Seen()
+        let hasher = BodyHasher(md5: true, extra: { seen.bytes += $0 }, expectedSize: declared)
+        let stream = try store.beginWrite(expectedSize: declared, hasher: hasher)
+        for start in stride(from: 0, to: body.count, by: 70_001) {
+            try body[start..<min(body.count, start + 70_001)].withUnsafeBytes { try stream.write($0) }
+        }
+        let digests = try #require(try stream.digests())
+        var md5 = MD5Hasher()
+        body.withUnsafeBytes { md5.update($0) }
+        #expect(digests.md5 == md5.finalize())
+        #expect(digests.sha256 == SHA256Hasher.hash(body))
+        #expect(seen.bytes == body)
+        let stored = try stream.commit(as: BlobKey("hashed"))
+        #expect(stored.record.sha256 == SHA256Hasher.hash(body) && stored.record.size == UInt64(count))
+        #expect(try store.open(BlobKey("hashed")).bytes(at: 0, count: count) == body)
+    }
+
     @Test func putThenGet() throws {
         let dir = TempDirectory()
         let store = try BlobStore(directory: dir.path)

@@ -10,6 +10,37 @@ import Testing
         #expect(hex(sha1.finalize()) == "a9993e364706816aba3e25717850c26c9cd0d89d")
     }
 
+    /// MD5 and SHA-256 in one pass give what OpenSSL gives for each alone, whatever the pieces
+    /// (partial blocks before, between and after whole ones, unaligned starts) and lengths.
+    @Test func stitchedMD5AndSHA256MatchSeparateOnes() {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<(1 << 20) + 777).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for length in Array(0...200) + [4095, 65_536, bytes.count - 3] {
+            let slice = bytes[3..<3 + length]  // an unaligned start
+            for pieceSize in [1, 13, 64, 100, 4096, length] where pieceSize > 0 {
+                var md5 = MD5Hasher()
+                var sha256 = SHA256Hasher()
+                var start = slice.startIndex
+                while start < slice.endIndex {
+                    let stop = start + min(slice.endIndex - start, pieceSize)
+                    slice[start..<stop].withUnsafeBytes { md5.update($0, alongWith: &sha256) }
+                    start = stop
+                }
+                var plainMD5 = MD5Hasher()
+                slice.withUnsafeBytes { plainMD5.update($0) }
+                #expect(md5.finalize() == plainMD5.finalize(), "MD5 of \(length) bytes in pieces of \(pieceSize)")
+                #expect(sha256.finalize() == SHA256Hasher.hash(Array(slice)), "SHA-256 of \(length) bytes in pieces of \(pieceSize)")
+            }
+        }
+        // Known vectors through the stitched path (at least one whole block).
+        var md5 = MD5Hasher()
+        var sha256 = SHA256Hasher()
+        let text = Array(String(repeating: "1234567890", count: 8).utf8)
+        text.withUnsafeBytes { md5.update($0, alongWith: &sha256) }
+        #expect(hex(md5.finalize()) == "57edf4a22be3c955ac49da2e2107b67a")
+        #expect(hex(sha256.finalize()) == "f371bc4a311f2b009eef952dd83ca80e2b60026c8e935592d0f9c308453c813e")
+    }
+
     @Test(arguments: [0, 1, 55, 56, 63, 64, 65, 127, 128, 33_333, 100_003])
     func stateSurvivesSavingAndRestoring(split: Int) throws {
         let bytes = (0..<100_003).map { UInt8(truncatingIfNeeded: $0 * 7) }
