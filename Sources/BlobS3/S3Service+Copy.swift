@@ -11,7 +11,9 @@ extension S3Service {
     /// takes the request's; a self-copy needs REPLACE. `x-amz-copy-source-if-*` are checked
     /// against the source, `If-Match` / `If-None-Match` against the destination at the commit.
     /// The bytes are copied into a new file on the commit pool, inside the kernel where the file
-    /// system allows (copy_file_range), and committed atomically like a PUT.
+    /// system allows (copy_file_range), and committed atomically like a PUT. The copy keeps the
+    /// source's checksum, unless `x-amz-checksum-algorithm` asks for one: then the bytes pass
+    /// through user space, and the copy gets that full-object checksum.
     func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPRequestAction {
         let destination = try blobKey(bucket, key)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
@@ -24,25 +26,43 @@ extension S3Service {
             throw S3Error(.invalidRequest, "This copy request is illegal because it is trying to copy an object to itself "
                           + "without changing the object's metadata, storage class, website redirect location or encryption attributes.")
         }
+        let algorithm = try head["x-amz-checksum-algorithm"].map { name in
+            guard let algorithm = ChecksumAlgorithm(name: String(name.trimmingOWS())) else {
+                throw S3Error(.invalidRequest, "Value for x-amz-checksum-algorithm header is invalid.")
+            }
+            return algorithm
+        }
         let blob = try openCopySource(head, source)
         let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
-        let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256)
+        let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size) }
+        let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection
         // drops the stream, which removes its file.
         return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
             do {
                 let descriptor = try blob.takeDescriptor()
                 defer { close(descriptor) }
-                try stream.copy(contentsOf: descriptor, count: blob.record.size, sha256: blob.record.sha256)
+                var checksum = blob.record.checksum
+                var partChecksums = blob.record.partChecksums
+                if let digests, let algorithm = digests.algorithm {
+                    try stream.write(contentsOf: descriptor, count: blob.record.size)
+                    guard let value = digests.values(try stream.digests()).checksum else {
+                        throw StoreError.io(operation: "checksum", errno: EINVAL)
+                    }
+                    (checksum, partChecksums) = ("\(algorithm.rawValue):\(value)", nil)
+                } else {
+                    try stream.copy(contentsOf: descriptor, count: blob.record.size, sha256: blob.record.sha256)
+                }
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
-                                               partSizes: blob.record.partSizes,
-                                               partChecksums: blob.record.partChecksums, checksum: blob.record.checksum, if: {
+                                               partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum, if: {
                     preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
                 })
                 return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(stored.record.modified))
-                    + XML.element("ETag", Self.etag(stored.record)) + "</CopyObjectResult>", requestID: requestID)
+                    + XML.element("ETag", Self.etag(stored.record))
+                    + Self.checksumElements(Self.checksumHeaders(checksum: stored.record.checksum)) + "</CopyObjectResult>",
+                                   requestID: requestID)
             } catch {
                 stream.abandon()
                 return failure(S3Error(error), head: head, requestID: requestID)
@@ -70,13 +90,12 @@ extension S3Service {
             range = ByteRange(start: first, end: last)
             length = last - first + 1
         }
-        let part = try store.beginPart(of: upload, number: number, expectedSize: length, expectedSHA256: nil)
         // In an upload with a checksum, the part gets one like an uploaded part.
         let algorithm = MultipartChecksum(stored: upload.checksum)?.algorithm
+        let digests = BodyDigests(checksum: algorithm, size: length)
+        let part = try store.beginPart(of: upload, number: number, expectedSize: length, expectedSHA256: nil, hasher: digests.hasher)
         return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
             do {
-                var md5 = MD5Hasher()
-                var checksum = algorithm.map(ChecksumHasher.init)
                 let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
                 defer { buffer.deallocate() }
                 var offset = range.start
@@ -84,13 +103,11 @@ extension S3Service {
                     let wanted = Int(min(UInt64(buffer.count), range.start + length - offset))
                     let read = try blob.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]))
                     guard read > 0 else { throw StoreError.io(operation: "read", errno: EIO) }
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<read])
-                    md5.update(bytes)
-                    checksum?.update(bytes)
-                    try part.write(bytes)
+                    try part.write(UnsafeRawBufferPointer(rebasing: buffer[..<read]))
                     offset += UInt64(read)
                 }
-                let saved = try part.finish(md5: md5.finalize(), checksum: checksum?.value())
+                let (md5, checksum) = digests.values(try part.digests())
+                let saved = try part.finish(md5: md5, checksum: checksum)
                 var xml = XML.declaration + "<CopyPartResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(saved.modified)) + XML.element("ETag", "\"\(hex(saved.md5))\"")
                 if let algorithm, let value = saved.checksum {

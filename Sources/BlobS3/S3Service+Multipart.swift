@@ -230,7 +230,7 @@ final class PartSink: S3BodySink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try part.write(bytes) }
 
-    func digests() throws(StoreError) -> BodyHasher.Digests? { try part.digests() }
+    func digests() throws(StoreError) -> BodyHasher.Digests { try part.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         respond(Result { () throws(StoreError) in

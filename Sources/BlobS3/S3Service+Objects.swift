@@ -559,7 +559,7 @@ protocol S3BodySink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError)
     /// Writes out what is buffered; the digests of every byte (from the `BodyHasher` it was
     /// started with).
-    func digests() throws(StoreError) -> BodyHasher.Digests?
+    func digests() throws(StoreError) -> BodyHasher.Digests
     /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5,
     /// `checksum` its verified `x-amz-checksum-*` as `algorithm:base64`.
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
@@ -585,7 +585,7 @@ final class ObjectSink: S3BodySink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
 
-    func digests() throws(StoreError) -> BodyHasher.Digests? { try stream.digests() }
+    func digests() throws(StoreError) -> BodyHasher.Digests { try stream.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
@@ -654,8 +654,7 @@ final class S3PutConsumer: HTTPBodyConsumer {
                 throw S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
             }
         }
-        guard let finished = try sink.digests() else { throw StoreError.io(operation: "hash", errno: EINVAL) }
-        let digests = self.digests.values(finished)
+        let digests = self.digests.values(try sink.digests())
         if let expected = payload.expectedMD5, digests.md5 != expected {
             throw S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
         }

@@ -179,10 +179,10 @@ public final class PartWriteStream {
     }
 
     /// Writes out what is buffered and waits for the part's `BodyHasher`: the digests of every
-    /// byte written (nil without one).
-    public func digests() throws(StoreError) -> BodyHasher.Digests? {
+    /// byte written (its SHA-256 alone without one).
+    public func digests() throws(StoreError) -> BodyHasher.Digests {
         try writer.flush()
-        return writer.bodyHasher?.finish()
+        return writer.bodyHasher?.finish() ?? BodyHasher.Digests(sha256: writer.sha256, md5: nil)
     }
 
     /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag and

@@ -48,10 +48,10 @@ public final class BlobWriteStream {
     }
 
     /// Writes out what is buffered and waits for the stream's `BodyHasher`: the digests of every
-    /// byte written (nil without one).
-    public func digests() throws(StoreError) -> BodyHasher.Digests? {
+    /// byte written (its SHA-256 alone without one).
+    public func digests() throws(StoreError) -> BodyHasher.Digests {
         try writer.flush()
-        return writer.bodyHasher?.finish()
+        return writer.bodyHasher?.finish() ?? BodyHasher.Digests(sha256: writer.sha256, md5: nil)
     }
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if

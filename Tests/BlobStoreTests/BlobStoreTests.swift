@@ -56,7 +56,7 @@ func filesIn(_ path: String) -> [String] {
         for start in stride(from: 0, to: body.count, by: 70_001) {
             try body[start..<min(body.count, start + 70_001)].withUnsafeBytes { try stream.write($0) }
         }
-        let digests = try #require(try stream.digests())
+        let digests = try stream.digests()
         var md5 = MD5Hasher()
         body.withUnsafeBytes { md5.update($0) }
         #expect(digests.md5 == md5.finalize())

@@ -299,7 +299,7 @@ import Testing
     @Test func errorCodesAsAWSAnswersThem() throws {
         let (blobd, port, _) = try Self.start()
         try Self.python(Self.client + """
-            import base64, urllib.request, urllib.error
+            import base64, zlib, urllib.request, urllib.error
             s3.create_bucket(Bucket="codes")
             # User metadata: 2 KB in all (names and values), one value may take most of it.
             s3.put_object(Bucket="codes", Key="meta", Body=b"x", Metadata={"big": "v" * 1500})
@@ -319,6 +319,15 @@ import Testing
             check(s3.head_object(Bucket="codes", Key="lang")["ContentLanguage"] == "de-DE", "Content-Language")
             s3.copy_object(Bucket="codes", Key="lang-copy", CopySource="codes/lang")
             check(s3.get_object(Bucket="codes", Key="lang-copy")["ContentLanguage"] == "de-DE", "kept by CopyObject")
+            # A copy keeps the source's checksum, or gets the one x-amz-checksum-algorithm asks for.
+            s3.put_object(Bucket="codes", Key="summed", Body=b"hallo", ChecksumAlgorithm="CRC32")
+            kept = s3.copy_object(Bucket="codes", Key="summed-copy", CopySource="codes/summed")["CopyObjectResult"]
+            check(kept.get("ChecksumCRC32") == base64.b64encode(zlib.crc32(b"hallo").to_bytes(4, "big")).decode(), "kept: %r" % kept)
+            sha = base64.b64encode(hashlib.sha256(b"hallo").digest()).decode()
+            asked = s3.copy_object(Bucket="codes", Key="summed-sha", CopySource="codes/summed", ChecksumAlgorithm="SHA256")
+            check(asked["CopyObjectResult"].get("ChecksumSHA256") == sha, "asked for: %r" % asked)
+            head = s3.head_object(Bucket="codes", Key="summed-sha", ChecksumMode="ENABLED")
+            check(head.get("ChecksumSHA256") == sha and "ChecksumCRC32" not in head, "the copy's one checksum: %r" % head)
             native = urllib.request.urlopen(urllib.request.Request(os.environ["V1"] + "/v1/blobs/codes/lang-copy",
                                                                    headers={"Authorization": "Bearer bearer-token"}))
             check(native.headers["Content-Language"] == "de-DE", "through /v1")
