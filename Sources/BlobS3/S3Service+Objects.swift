@@ -261,7 +261,7 @@ extension S3Service {
                 status = 206
                 headers.append(("Content-Range", part.contentRange(size: record.size)))
             }
-            headers.append(("x-amz-mp-parts-count", "\(sizes.count)"))
+            if record.parts != nil { headers.append(("x-amz-mp-parts-count", "\(sizes.count)")) }
             // A composite checksum is made of the parts' own, so a part comes with its own.
             checksums = []
             if checksumMode, let (algorithm, value) = ChecksumAlgorithm.split(record.checksum), value.contains("-"),

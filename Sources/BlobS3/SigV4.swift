@@ -48,6 +48,11 @@ enum SigV4 {
                 throw S3Error(.accessDenied, "The Authorization header is empty; sign the request with an access key.")
             }
             guard authorization.hasPrefix("AWS4-HMAC-SHA256 ") else {
+                // SigV2 (`AWS ID:SIGNATURE`) is a mechanism S3 no longer takes; anything else is malformed.
+                guard authorization.hasPrefix("AWS ") else { throw S3Error(.invalidArgument, "Unsupported Authorization Type.") }
+                guard authorization.dropFirst(4).contains(":") else {
+                    throw S3Error(.invalidArgument, "AWS authorization header is invalid. Expected AwsAccessKeyId:signature")
+                }
                 throw unsupportedSignature
             }
             guard !query.contains(where: { $0.name == "X-Amz-Algorithm" || $0.name == "X-Amz-Signature" }) else {
