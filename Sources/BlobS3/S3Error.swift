@@ -43,11 +43,23 @@ struct S3Error: Error, Equatable {
         case serviceUnavailable = "ServiceUnavailable"
         case signatureDoesNotMatch = "SignatureDoesNotMatch"
         case contentSHA256Mismatch = "XAmzContentSHA256Mismatch"
+        // A bucket or object configuration that blobd never has (GET of it).
+        case noSuchBucketPolicy = "NoSuchBucketPolicy"
+        case noSuchLifecycleConfiguration = "NoSuchLifecycleConfiguration"
+        case noSuchCORSConfiguration = "NoSuchCORSConfiguration"
+        case noSuchWebsiteConfiguration = "NoSuchWebsiteConfiguration"
+        case noSuchTagSet = "NoSuchTagSet"
+        case noSuchObjectLockConfiguration = "NoSuchObjectLockConfiguration"
+        case replicationConfigurationNotFound = "ReplicationConfigurationNotFoundError"
+        case encryptionConfigurationNotFound = "ServerSideEncryptionConfigurationNotFoundError"
+        case objectLockConfigurationNotFound = "ObjectLockConfigurationNotFoundError"
 
         var status: Int {
             switch self {
             case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
-            case .noSuchBucket, .noSuchKey, .noSuchUpload: 404
+            case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration, .noSuchCORSConfiguration,
+                 .noSuchWebsiteConfiguration, .noSuchTagSet, .noSuchObjectLockConfiguration, .replicationConfigurationNotFound,
+                 .encryptionConfigurationNotFound, .objectLockConfigurationNotFound: 404
             case .missingContentLength: 411
             case .methodNotAllowed: 405
             case .bucketAlreadyOwnedByYou, .bucketNotEmpty, .operationAborted: 409

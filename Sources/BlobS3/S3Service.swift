@@ -217,6 +217,9 @@ public final class S3Service: HTTPHandler {
         // A handful of parameters at most: a scan beats building a set on every request.
         func has(_ name: String) -> Bool { query.contains { $0.name == name } }
         if let unsupported = query.first(where: { Self.unsupportedSubresources.contains($0.name) }) {
+            if head.method == "GET", let answer = try unconfigured(unsupported.name, target: target, requestID: requestID) {
+                return .respond(answer)
+            }
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported.name)'.")
         }
         if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
@@ -305,6 +308,38 @@ public final class S3Service: HTTPHandler {
     }
 
     /// Subresources of S3 that blobd answers with NotImplemented.
+    /// A GET of a configuration blobd never has (policy, lifecycle, tags, ...) answers as S3 does
+    /// for a bucket or object without one, so tools that read every configuration (Terraform,
+    /// s3-tests' set-up) go on; setting one stays NotImplemented. Nil: no such answer (torrent).
+    private func unconfigured(_ name: String, target: Target, requestID: String) throws -> HTTPResponse? {
+        let xml = { (body: String) in self.xmlResponse(XML.declaration + body, requestID: requestID) }
+        switch target {
+        case .service:
+            return nil
+        case .bucket(let bucket):
+            try requireBucket(bucket)
+            switch name {
+            case "policy": throw S3Error(.noSuchBucketPolicy, "The bucket policy does not exist")
+            case "lifecycle": throw S3Error(.noSuchLifecycleConfiguration, "The lifecycle configuration does not exist")
+            case "cors": throw S3Error(.noSuchCORSConfiguration, "The CORS configuration does not exist")
+            case "website": throw S3Error(.noSuchWebsiteConfiguration, "The specified bucket does not have a website configuration")
+            case "replication": throw S3Error(.replicationConfigurationNotFound, "The replication configuration was not found")
+            case "encryption":
+                throw S3Error(.encryptionConfigurationNotFound, "The server side encryption configuration was not found")
+            case "object-lock": throw S3Error(.objectLockConfigurationNotFound, "Object Lock configuration does not exist for this bucket")
+            case "tagging": throw S3Error(.noSuchTagSet, "The TagSet does not exist")
+            case "logging": return xml("<BucketLoggingStatus xmlns=\"\(XML.namespace)\"/>")
+            case "notification": return xml("<NotificationConfiguration xmlns=\"\(XML.namespace)\"/>")
+            default: return nil
+            }
+        case .object(let bucket, let key):
+            guard ["tagging", "retention", "legal-hold"].contains(name) else { return nil }
+            guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
+            if name == "tagging" { return xml("<Tagging xmlns=\"\(XML.namespace)\"><TagSet/></Tagging>") }
+            throw S3Error(.noSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration")
+        }
+    }
+
     static let unsupportedSubresources: Set<String> = [
         "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",

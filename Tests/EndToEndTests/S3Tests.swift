@@ -59,6 +59,14 @@ import Testing
             check("Status" not in s3.get_bucket_versioning(Bucket="photos"), "unversioned")
             check([g["Permission"] for g in s3.get_bucket_acl(Bucket="photos")["Grants"]] == ["FULL_CONTROL"], "bucket acl")
             check(code(lambda: s3.put_bucket_tagging(Bucket="photos", Tagging={"TagSet": []})) == ("NotImplemented", 501), "tagging")
+            # Configurations blobd never has read as S3 reads them on a bucket without one.
+            for call, want in [(s3.get_bucket_policy, "NoSuchBucketPolicy"), (s3.get_bucket_lifecycle_configuration, "NoSuchLifecycleConfiguration"),
+                               (s3.get_bucket_cors, "NoSuchCORSConfiguration"), (s3.get_bucket_tagging, "NoSuchTagSet"),
+                               (s3.get_bucket_encryption, "ServerSideEncryptionConfigurationNotFoundError"),
+                               (s3.get_object_lock_configuration, "ObjectLockConfigurationNotFoundError")]:
+                check(code(lambda: call(Bucket="photos")) == (want, 404), "%s: %r" % (want, code(lambda: call(Bucket="photos"))))
+            check(code(lambda: s3.get_bucket_policy(Bucket="nobucket")) == ("NoSuchBucket", 404), "a missing bucket's policy")
+            check("LoggingEnabled" not in s3.get_bucket_logging(Bucket="photos"), "logging off")
 
             bodies = {"small.bin": os.urandom(2048), "dir/five-mib.bin": os.urandom(5 * 1024 * 1024),
                       "odd/&+-é\\" %.txt": b"odd key", "empty": b"", "odd/folder/": b"", "odd/a//b": b"double slash",
@@ -104,6 +112,8 @@ import Testing
             check(code(lambda: s3.get_object(Bucket="photos", Key="small.bin", IfMatch='"nope"')) == ("PreconditionFailed", 412), "if-match")
             check(code(lambda: s3.put_object(Bucket="photos", Key="small.bin", Body=b"y", IfNoneMatch="*")) == ("PreconditionFailed", 412), "create-only put")
             check(code(lambda: s3.get_object(Bucket="photos", Key="missing")) == ("NoSuchKey", 404), "no such key")
+            check(s3.get_object_tagging(Bucket="photos", Key="small.bin")["TagSet"] == [], "an object's tags: none")
+            check(code(lambda: s3.get_object_tagging(Bucket="photos", Key="missing")) == ("NoSuchKey", 404), "tags of a missing key")
 
             # Listing: delimiter, prefixes, pages, url encoding (boto3 sends encoding-type=url and decodes).
             for i in range(7):
