@@ -202,12 +202,12 @@ final class BodyDigests: @unchecked Sendable {
         init(_ algorithm: ChecksumAlgorithm) { hasher = ChecksumHasher(algorithm) }
     }
 
-    /// `size`: the body's length if known.
-    init(checksum algorithm: ChecksumAlgorithm?, size: UInt64?) {
+    /// `size`: the body's length if known. `md5`: false when the body's MD5 is known already (a copy).
+    init(checksum algorithm: ChecksumAlgorithm?, size: UInt64?, md5: Bool = true) {
         self.algorithm = algorithm
         let checksum = algorithm.flatMap { $0 == .sha256 ? nil : Checksum($0) }
         self.checksum = checksum
-        hasher = BodyHasher(md5: true, extra: checksum.map { checksum in { checksum.hasher.update($0) } }, expectedSize: size)
+        hasher = BodyHasher(md5: md5, extra: checksum.map { checksum in { checksum.hasher.update($0) } }, expectedSize: size)
     }
 
     /// The MD5 and the checksum (base64) of every byte, from the hasher's finished digests.

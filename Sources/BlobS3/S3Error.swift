@@ -49,7 +49,6 @@ struct S3Error: Error, Equatable {
         case noSuchCORSConfiguration = "NoSuchCORSConfiguration"
         case noSuchWebsiteConfiguration = "NoSuchWebsiteConfiguration"
         case noSuchTagSet = "NoSuchTagSet"
-        case noSuchObjectLockConfiguration = "NoSuchObjectLockConfiguration"
         case replicationConfigurationNotFound = "ReplicationConfigurationNotFoundError"
         case encryptionConfigurationNotFound = "ServerSideEncryptionConfigurationNotFoundError"
         case objectLockConfigurationNotFound = "ObjectLockConfigurationNotFoundError"
@@ -58,7 +57,7 @@ struct S3Error: Error, Equatable {
             switch self {
             case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
             case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration, .noSuchCORSConfiguration,
-                 .noSuchWebsiteConfiguration, .noSuchTagSet, .noSuchObjectLockConfiguration, .replicationConfigurationNotFound,
+                 .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound: 404
             case .missingContentLength: 411
             case .methodNotAllowed: 405

@@ -35,7 +35,7 @@ extension S3Service {
         let blob = try openCopySource(head, source)
         let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
-        let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size) }
+        let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size, md5: false) }
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection
         // drops the stream, which removes its file.

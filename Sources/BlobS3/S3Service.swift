@@ -336,7 +336,7 @@ public final class S3Service: HTTPHandler {
             guard ["tagging", "retention", "legal-hold"].contains(name) else { return nil }
             guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
             if name == "tagging" { return xml("<Tagging xmlns=\"\(XML.namespace)\"><TagSet/></Tagging>") }
-            throw S3Error(.noSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration")
+            throw S3Error(.invalidRequest, "Bucket is missing Object Lock Configuration")
         }
     }
 

@@ -140,7 +140,8 @@ public final class BlobWriteStream {
     /// which hashes them. Nothing may be written after it.
     public func copy(contentsOf descriptor: Int32, count: UInt64, sha256: [UInt8]) throws(StoreError) {
         do throws(StoreError) {
-            if try writer.copyInKernel(from: descriptor, count: count) {
+            // A stream with a BodyHasher must see the bytes, so it never copies in the kernel.
+            if writer.bodyHasher == nil, try writer.copyInKernel(from: descriptor, count: count) {
                 copiedSHA256 = sha256
                 return
             }

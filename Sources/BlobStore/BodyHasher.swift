@@ -14,7 +14,8 @@ import Dispatch
 /// `@unchecked Sendable` is sound: the hashers are touched only on `queue` once it exists (and
 /// only on the writer's thread otherwise); a buffer belongs to the writer from `takeBuffer` until
 /// `hash` hands it over, then to the queue until it signals `free`; the queue hashes in order,
-/// so the buffer after the last one taken is the oldest handed over; `finish` waits for the queue.
+/// so the buffer after the last one taken is the oldest handed over; `finish` waits for the queue,
+/// and the buffers are freed only once no block holds the hasher.
 public final class BodyHasher: @unchecked Sendable {
     /// What a body hashes to.
     public struct Digests: Sendable, Equatable {
@@ -56,8 +57,10 @@ public final class BodyHasher: @unchecked Sendable {
         }
     }
 
+    /// Every block on `queue` holds the hasher, so this runs only once none is waiting, possibly
+    /// on `queue`'s own thread (after the last block, when its writer was dropped mid-body):
+    /// waiting for `queue` here would trap.
     deinit {
-        queue?.sync {}
         for buffer in buffers { buffer.deallocate() }
     }
 
