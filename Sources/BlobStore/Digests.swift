@@ -26,7 +26,7 @@ public struct SHA256Hasher: Sendable {
             words[i] = saved[(1 + 4 * i)..<(5 + 4 * i)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         }
         SHA256_Init(&context)
-        withUnsafeMutableBytes(of: &context.h) { $0.copyMemory(from: UnsafeRawBufferPointer(start: words, count: 32)) }
+        words.withUnsafeBytes { source in withUnsafeMutableBytes(of: &context.h) { $0.copyMemory(from: source) } }
         context.Nl = UInt32(truncatingIfNeeded: count << 3)
         context.Nh = UInt32(truncatingIfNeeded: count >> 29)
         withUnsafeMutableBytes(of: &context.data) { data in
