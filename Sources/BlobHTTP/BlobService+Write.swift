@@ -36,15 +36,12 @@ extension BlobService {
                                   contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
                                   userMetadata: [(name: String, value: String)] = []) throws(HTTPError) -> BlobAttributes {
         var metadata: [BlobAttributes.UserMetadatum] = []
-        var metadataBytes = 0
         for (name, text) in userMetadata {
             let lowered = name.lowercased()
             guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
-            // One value may take the whole 2 KB, as in S3.
+            // One value may take the whole 2 KB that S3 allows for all of them (checked by the S3 dialect).
             metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)", maxLength: 2048) ?? ""))
-            metadataBytes += lowered.utf8.count + (metadata.last?.value.utf8.count ?? 0)
         }
-        guard metadataBytes <= 2048 else { throw .badRequest("User metadata is limited to 2 KB, as in S3.") }
         return BlobAttributes(contentType: try fieldValue(contentType, "Content-Type") ?? "application/octet-stream",
                               cacheControl: try fieldValue(cacheControl, "Cache-Control"),
                               contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),

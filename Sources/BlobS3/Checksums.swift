@@ -21,6 +21,14 @@ enum ChecksumAlgorithm: String, CaseIterable, Sendable {
         self.init(rawValue: name.lowercased())
     }
 
+    /// The algorithm a request header names (`x-amz-checksum-algorithm: SHA256`); InvalidRequest if none.
+    init(header: String, _ value: String) throws(S3Error) {
+        guard let algorithm = ChecksumAlgorithm(name: String(value.trimmingOWS())) else {
+            throw S3Error(.invalidRequest, "Value for \(header) header is invalid.")
+        }
+        self = algorithm
+    }
+
     static let fieldPrefix = "x-amz-checksum-"
 
     /// The header (and trailer) that carries it.

@@ -26,12 +26,7 @@ extension S3Service {
             throw S3Error(.invalidRequest, "This copy request is illegal because it is trying to copy an object to itself "
                           + "without changing the object's metadata, storage class, website redirect location or encryption attributes.")
         }
-        let algorithm = try head["x-amz-checksum-algorithm"].map { name in
-            guard let algorithm = ChecksumAlgorithm(name: String(name.trimmingOWS())) else {
-                throw S3Error(.invalidRequest, "Value for x-amz-checksum-algorithm header is invalid.")
-            }
-            return algorithm
-        }
+        let algorithm = try head["x-amz-checksum-algorithm"].map { try ChecksumAlgorithm(header: "x-amz-checksum-algorithm", $0) }
         let blob = try openCopySource(head, source)
         let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)

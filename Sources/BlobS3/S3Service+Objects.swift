@@ -130,9 +130,7 @@ extension S3Service {
             }
             for name in ["x-amz-sdk-checksum-algorithm", "x-amz-checksum-algorithm"] {
                 guard let value = head[name] else { continue }
-                guard let algorithm = ChecksumAlgorithm(name: String(value.trimmingOWS())) else {
-                    throw S3Error(.invalidRequest, "Value for \(name) header is invalid.")
-                }
+                let algorithm = try ChecksumAlgorithm(header: name, value)
                 // The SDK's header says which checksum comes with the body; S3 refuses it alone.
                 if name == "x-amz-sdk-checksum-algorithm", checksum == nil {
                     throw S3Error(.invalidRequest, "x-amz-sdk-checksum-algorithm specified, but no corresponding "
@@ -274,6 +272,7 @@ extension S3Service {
                 range = single
                 status = 206
                 headers.append(("Content-Range", single.contentRange(size: record.size)))
+                checksums = []  // a checksum covers the whole object (or part), not a range of it
             case .unsatisfiable:
                 var error = S3Error(.invalidRange, "The requested range is not satisfiable")
                 error.headers = [("Content-Range", "bytes */\(record.size)")]
@@ -282,8 +281,7 @@ extension S3Service {
                 break
             }
         }
-        // A checksum covers the whole object (or part), so a range of it comes without one.
-        if status == 200 || query.contains(where: { $0.name == "partNumber" }) { headers += checksums }
+        headers += checksums
         headers = Self.overriding(headers, with: overrides)
         guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
         if range.length <= 16 * 1024 {

@@ -251,9 +251,8 @@ public final class S3Service: HTTPHandler {
             let bucket = try requireBucket(name)
             if has("location") {
                 // us-east-1 answers an empty constraint, as in S3.
-                let constraint = bucket.region.map { XML.escape($0) + "</LocationConstraint>" } ?? ""
-                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + (constraint.isEmpty ? "/>" : ">" + constraint),
-                                            requestID: requestID))
+                let element = bucket.region.map { ">\(XML.escape($0))</LocationConstraint>" } ?? "/>"
+                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + element, requestID: requestID))
             }
             if has("versioning") {
                 return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
@@ -307,7 +306,6 @@ public final class S3Service: HTTPHandler {
         }
     }
 
-    /// Subresources of S3 that blobd answers with NotImplemented.
     /// A GET of a configuration blobd never has (policy, lifecycle, tags, ...) answers as S3 does
     /// for a bucket or object without one, so tools that read every configuration (Terraform,
     /// s3-tests' set-up) go on; setting one stays NotImplemented. Nil: no such answer (torrent).
@@ -340,6 +338,7 @@ public final class S3Service: HTTPHandler {
         }
     }
 
+    /// Subresources of S3 that blobd answers with NotImplemented (but see `unconfigured`).
     static let unsupportedSubresources: Set<String> = [
         "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",

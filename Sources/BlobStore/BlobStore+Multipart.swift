@@ -178,11 +178,9 @@ public final class PartWriteStream {
         try writer.write(bytes)
     }
 
-    /// Writes out what is buffered and waits for the part's `BodyHasher`: the digests of every
-    /// byte written (its SHA-256 alone without one).
+    /// The digests of every byte written (`HashingFileWriter.digests()`).
     public func digests() throws(StoreError) -> BodyHasher.Digests {
-        try writer.flush()
-        return writer.bodyHasher?.finish() ?? BodyHasher.Digests(sha256: writer.sha256, md5: nil)
+        try writer.digests()
     }
 
     /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag and

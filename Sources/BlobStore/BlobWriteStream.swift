@@ -47,11 +47,9 @@ public final class BlobWriteStream {
         }
     }
 
-    /// Writes out what is buffered and waits for the stream's `BodyHasher`: the digests of every
-    /// byte written (its SHA-256 alone without one).
+    /// The digests of every byte written (`HashingFileWriter.digests()`).
     public func digests() throws(StoreError) -> BodyHasher.Digests {
-        try writer.flush()
-        return writer.bodyHasher?.finish() ?? BodyHasher.Digests(sha256: writer.sha256, md5: nil)
+        try writer.digests()
     }
 
     /// Makes the blob durable and visible at `key` (or at its SHA-256 hex when `key` is nil) if

@@ -68,6 +68,13 @@ final class HashingFileWriter {
         bodyHasher?.finish().sha256 ?? hasher.finalize()
     }
 
+    /// Writes out what is buffered and waits for the `BodyHasher`: the digests of every byte
+    /// written (its SHA-256 alone without one).
+    func digests() throws(StoreError) -> BodyHasher.Digests {
+        try flush()
+        return bodyHasher?.finish() ?? BodyHasher.Digests(sha256: sha256, md5: nil)
+    }
+
     /// Appends bytes.
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         guard descriptor >= 0 else { throw .io(operation: "write", errno: EBADF) }
