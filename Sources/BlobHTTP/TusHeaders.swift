@@ -39,10 +39,12 @@ enum TusHeaders {
         }
     }
 
-    /// A non-negative decimal number (Upload-Length, Upload-Offset).
+    /// A non-negative decimal number (Upload-Length, Upload-Offset) of at most 2^63-1: the index
+    /// keeps sizes as signed 64-bit integers, and no file can be larger. Anything else is a 400.
     static func number(_ value: String, _ name: String) throws(HTTPError) -> UInt64 {
-        guard !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = UInt64(value) else {
-            throw .badRequest("\(name) must be a non-negative integer.")
+        guard !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = UInt64(value),
+              number <= UInt64(Int64.max) else {
+            throw .badRequest("\(name) must be a non-negative integer of at most 9223372036854775807.")
         }
         return number
     }

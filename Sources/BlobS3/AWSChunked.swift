@@ -96,7 +96,10 @@ final class AWSChunkedDecoder {
 
     private func startChunk(_ text: String) throws {
         let parts = text.split(separator: ";", maxSplits: 1)
-        guard let sizeText = parts.first, let size = UInt64(sizeText, radix: 16) else {
+        // 1 to 16 hex digits (UInt64 alone would also take a sign, and a longer size cannot be
+        // sent).
+        guard let sizeText = parts.first, (1...16).contains(sizeText.utf8.count), sizeText.utf8.allSatisfy(Self.isHexDigit),
+              let size = UInt64(sizeText, radix: 16) else {
             throw S3Error(.invalidRequest, "An aws-chunked size line is malformed.")
         }
         chunkSignature = nil
@@ -105,7 +108,9 @@ final class AWSChunkedDecoder {
             if extensionPart.count == 2, extensionPart[0] == "chunk-signature" { chunkSignature = String(extensionPart[1]) }
         }
         chunkHasher = SHA256Hasher()
-        if let declaredLength, decodedLength + size > declaredLength {
+        // The client's size may be anything up to 2^64-1: the sum is checked, never trapped on.
+        let (end, overflow) = decodedLength.addingReportingOverflow(size)
+        if let declaredLength, overflow || end > declaredLength {
             throw S3Error(.invalidRequest, "The aws-chunked body is longer than its x-amz-decoded-content-length.")
         }
         if size == 0 {
@@ -114,6 +119,13 @@ final class AWSChunkedDecoder {
         } else {
             state = .data(remaining: size)
         }
+    }
+
+    /// Trailer fields kept at most (a checksum and its signature are what S3 sends).
+    static let maxTrailerFields = 16
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }
 
     /// Checks the signature of the chunk just read.
@@ -143,6 +155,7 @@ final class AWSChunkedDecoder {
         guard let colon = text.firstIndex(of: ":") else { throw S3Error(.invalidRequest, "An aws-chunked trailer line is malformed.") }
         let name = text[..<colon].lowercased()
         let value = String(text[text.index(after: colon)...]).trimmingOWS().description
+        guard trailers.count < Self.maxTrailerFields else { throw S3Error(.invalidRequest, "The aws-chunked trailer has too many fields.") }
         guard trailers.updateValue(value, forKey: name) == nil else {
             throw S3Error(.invalidRequest, "The trailer field \(name) comes twice.")
         }

@@ -3,45 +3,35 @@ import BlobStore
 import MicroHTTPD
 
 extension S3Service {
-    /// Largest DeleteObjects body read (1000 keys of 1024 bytes, escaped, with their tags).
-    static let maxDeleteBody = 8 * 1024 * 1024
+    /// Largest DeleteObjects body read. It is read as it arrives, and what a connection keeps of
+    /// it is its keys, not the body (see `DeleteObjectsBody`). The bound is what 1,000 keys can
+    /// need: a key of 1,024 bytes escaped at worst (6 bytes for one: `&quot;`) is 6,144 bytes,
+    /// and its Object's other elements (VersionId, ETag, LastModifiedTime, Size) and whitespace
+    /// take well under 2 KiB: 1,000 × 8 KiB.
+    static let maxDeleteBody = 1000 * 8 * 1024
+    /// Keys one DeleteObjects takes at most, as in S3.
+    static let maxDeleteKeys = 1000
 
     /// DeleteObjects (`POST /BUCKET?delete`): up to 1000 keys, Quiet supported, no Content-MD5
     /// needed. Each key is deleted on its own; a key that is absent counts as deleted, as in S3.
     func receiveDeleteObjects(_ head: HTTPRequestHead, bucket: String, requestID: String) throws -> HTTPRequestAction {
         try requireBucket(bucket)
-        if let length = head["Content-Length"].flatMap(Int.init), length > Self.maxDeleteBody {
+        if let length = head["Content-Length"].flatMap(UInt64.init), length > UInt64(Self.maxDeleteBody) {
             throw S3Error(.invalidRequest, "The DeleteObjects request body is too large.")
         }
         let expected = try Self.bufferedPayloadHash(head)
-        return .receive(BufferedBody(limit: Self.maxDeleteBody, committers: committers) { [self] body in
+        return .receive(DeleteObjectsBody(expectedSHA256: expected, committers: committers) { [self] request in
             do {
-                try Self.check(body, against: expected)
-                return try deleteObjects(body, bucket: bucket, requestID: requestID)
+                return try deleteObjects(try request.get(), bucket: bucket, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: nil, requestID: requestID)
             }
         })
     }
 
-    private func deleteObjects(_ body: [UInt8]?, bucket: String, requestID: String) throws -> HTTPResponse {
-        guard let body, let text = String(validating: body, as: UTF8.self) else {
-            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
-        let objects = XML.elements("Object", in: text)
-        guard text.contains("<Delete"), !objects.isEmpty else {
-            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
-        guard objects.count <= 1000 else {
-            throw S3Error(.malformedXML, "DeleteObjects takes at most 1000 keys.")
-        }
-        let quiet = XML.elements("Quiet", in: text).first.map { XML.unescape($0).trimmingCharacters() == "true" } ?? false
+    private func deleteObjects(_ request: DeleteObjectsBody.Request, bucket: String, requestID: String) throws -> HTTPResponse {
         var xml = XML.declaration + "<DeleteResult xmlns=\"\(XML.namespace)\">"
-        for object in objects {
-            guard let rawKey = XML.elements("Key", in: object).first else {
-                throw S3Error(.malformedXML, "Every Object needs a Key.")
-            }
-            let key = XML.unescape(rawKey)
+        for key in request.keys {
             do {
                 let blobKey = try self.blobKey(bucket, key)
                 do {
@@ -49,7 +39,7 @@ extension S3Service {
                 } catch {
                     if error != .notFound { throw error }
                 }
-                if !quiet { xml += "<Deleted>" + XML.element("Key", key) + "</Deleted>" }
+                if !request.quiet { xml += "<Deleted>" + XML.element("Key", key) + "</Deleted>" }
             } catch {
                 let failure = S3Error(error)
                 xml += "<Error>" + XML.element("Key", key) + XML.element("Code", failure.code.rawValue)
@@ -59,6 +49,89 @@ extension S3Service {
         xml += "</DeleteResult>"
         return xmlResponse(xml, requestID: requestID)
     }
+}
+
+/// DeleteObjects' body, read as it arrives. What a connection keeps of it is its keys (at most
+/// 1,000, each cut after 1,025 bytes: a longer key is answered KeyTooLongError anyway) and
+/// Quiet, so at most about 1 MB however the body is written, not the body itself. The body's
+/// SHA-256 is checked (when signed) before anything is deleted.
+final class DeleteObjectsBody: HTTPBodyConsumer {
+    struct Request {
+        var keys: [String] = []
+        var quiet = false
+    }
+
+    private var reader = XMLReader(maxElements: S3Service.maxDeleteKeys * 8 + 8)
+    private var hasher = SHA256Hasher()
+    private let expectedSHA256: [UInt8]?
+    private var received = 0
+    private var failure: S3Error?
+    private var request = Request()
+    /// The Key of the Object being read, and the text of Quiet.
+    private var key: [UInt8]?
+    private var quiet: [UInt8] = []
+    private let committers: WorkerPool
+    private let respond: (Result<Request, any Error>) -> HTTPResponse
+
+    init(expectedSHA256: [UInt8]?, committers: WorkerPool, respond: @escaping (Result<Request, any Error>) -> HTTPResponse) {
+        self.expectedSHA256 = expectedSHA256
+        self.committers = committers
+        self.respond = respond
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        if expectedSHA256 != nil { hasher.update(chunk) }
+        received += chunk.count
+        guard failure == nil else { return }
+        do throws(S3Error) {
+            guard received <= S3Service.maxDeleteBody else { throw S3Error(.invalidRequest, "The DeleteObjects request body is too large.") }
+            try reader.feed(chunk) { [unowned self] event, path throws(S3Error) in try collect(event, path) }
+        } catch {
+            failure = error
+        }
+    }
+
+    /// Keeps what DeleteObjects needs of one event.
+    private func collect(_ event: XMLReader.Event, _ path: [String]) throws(S3Error) {
+        guard path[0] == "Delete" else { throw XMLReader.malformed }
+        switch (event, path.count, path.last) {
+        case (.start, 2, "Object"?):
+            guard request.keys.count < S3Service.maxDeleteKeys else { throw S3Error(.malformedXML, "DeleteObjects takes at most 1000 keys.") }
+            key = nil
+        case (.start, 3, "Key"?) where path[1] == "Object":
+            key = []
+        case (.text(let text), 3, "Key"?) where path[1] == "Object":
+            let room = max(0, 1025 - (key?.count ?? 0))
+            key?.append(contentsOf: text.utf8.prefix(room))
+        case (.end, 2, "Object"?):
+            guard let key else { throw S3Error(.malformedXML, "Every Object needs a Key.") }
+            request.keys.append(String(decoding: key, as: UTF8.self))
+        case (.text(let text), 2, "Quiet"?):
+            let room = max(0, 16 - quiet.count)
+            quiet.append(contentsOf: text.utf8.prefix(room))
+        default:
+            break
+        }
+    }
+
+    func finish(_ responder: HTTPResponder) {
+        let result = Result<Request, any Error> {
+            if let expectedSHA256, hasher.finalize() != expectedSHA256 {
+                throw S3Error(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+            }
+            if let failure { throw failure }
+            try reader.finish { [unowned self] event, path throws(S3Error) in try collect(event, path) }
+            guard !request.keys.isEmpty else { throw XMLReader.malformed }
+            request.quiet = String(decoding: quiet, as: UTF8.self).trimmingCharacters() == "true"
+            return request
+        }
+        let handover = Handover(value: (respond, result))
+        committers.submit {
+            responder.send(handover.value.0(handover.value.1))
+        }
+    }
+
+    func abandon() {}
 }
 
 extension S3Service {
@@ -120,60 +193,6 @@ final class BufferedBody: HTTPBodyConsumer {
     }
 
     func abandon() {}
-}
-
-extension XML {
-    /// The contents of every `<name>…</name>` (or `<name attr…>…</name>`) in `text`, in order,
-    /// not nested in one another.
-    static func elements(_ name: String, in text: String) -> [String] {
-        var found: [String] = []
-        var rest = text[...]
-        while let open = rest.range(of: "<" + name) {
-            let afterName = rest[open.upperBound...]
-            guard let next = afterName.first, next == ">" || next == " " || next == "\t" || next == "\n" || next == "\r",
-                  let close = afterName.range(of: ">") else {
-                rest = afterName
-                continue
-            }
-            let content = afterName[close.upperBound...]
-            guard let end = content.range(of: "</" + name + ">") else { break }
-            found.append(String(content[..<end.lowerBound]))
-            rest = content[end.upperBound...]
-        }
-        return found
-    }
-
-    /// Element text with its five entities and numeric character references decoded.
-    static func unescape(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var out = ""
-        var rest = text[...]
-        while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            guard let semicolon = rest[amp...].firstIndex(of: ";") else {
-                out += rest[amp...]
-                return out
-            }
-            let entity = rest[rest.index(after: amp)..<semicolon]
-            switch entity {
-            case "amp": out += "&"
-            case "lt": out += "<"
-            case "gt": out += ">"
-            case "quot": out += "\""
-            case "apos": out += "'"
-            default:
-                var scalar: Unicode.Scalar?
-                if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
-                    scalar = UInt32(entity.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
-                } else if entity.hasPrefix("#") {
-                    scalar = UInt32(entity.dropFirst()).flatMap(Unicode.Scalar.init)
-                }
-                if let scalar { out.unicodeScalars.append(scalar) } else { out += rest[amp...semicolon] }
-            }
-            rest = rest[rest.index(after: semicolon)...]
-        }
-        return out + rest
-    }
 }
 
 extension String {

@@ -54,8 +54,8 @@ extension S3Service {
         return .receive(BufferedBody(limit: 1 << 20, committers: committers) { [self] body in
             do {
                 try Self.check(body, against: expected)
-                if let etag = try store.completedMultipart(id, key: blobKey) {
-                    return completeResult(bucket: bucket, key: key, etag: etag, requestID: requestID)
+                if let completed = try store.completedMultipart(id, key: blobKey) {
+                    return completeResult(bucket: bucket, key: key, etag: completed.etag, checksum: completed.checksum, requestID: requestID)
                 }
                 let upload = try store.multipart(id, key: blobKey)
                 try checkWrite(preconditions, key: blobKey)
@@ -74,7 +74,7 @@ extension S3Service {
     }
 
     /// The answer to a Complete; `checksum` is the object's (`sha256:BASE64-N`), if it has one.
-    private func completeResult(bucket: String, key: String, etag: String, checksum: String? = nil, requestID: String) -> HTTPResponse {
+    private func completeResult(bucket: String, key: String, etag: String, checksum: String?, requestID: String) -> HTTPResponse {
         let xml = XML.declaration + "<CompleteMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Location", "/\(bucket)/\(PercentEncoding.encodePath(key))") + XML.element("Bucket", bucket)
             + XML.element("Key", key) + XML.element("ETag", etag) + Self.checksumElements(Self.checksumHeaders(checksum: checksum))
@@ -84,26 +84,22 @@ extension S3Service {
     /// The `<Part><PartNumber>N</PartNumber><ETag>"…"</ETag></Part>` list of a Complete, with
     /// each part's `<ChecksumCRC32>` (or another algorithm's) when the client sent one.
     static func partList(_ body: [UInt8]?) throws -> [(number: Int, md5: [UInt8], checksum: String?)] {
-        guard let body, let text = String(validating: body, as: UTF8.self), text.contains("<CompleteMultipartUpload") else {
-            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
-        let parts = XML.elements("Part", in: text)
-        guard !parts.isEmpty else {
-            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
+        guard let body else { throw XMLReader.malformed }
+        let root = try XML.parse(body, maxChildren: maxCompleteParts)
+        let parts = root.children.filter { $0.name == "Part" }
+        guard root.name == "CompleteMultipartUpload", !parts.isEmpty else { throw XMLReader.malformed }
         return try parts.map { part in
-            guard let number = XML.elements("PartNumber", in: part).first.flatMap({ Int(XML.unescape($0).trimmingCharacters()) }),
-                  let etag = XML.elements("ETag", in: part).first else {
+            guard let number = part.value("PartNumber").flatMap({ Int($0) }), let etag = part.value("ETag") else {
                 throw S3Error(.malformedXML, "Every Part needs a PartNumber and an ETag.")
             }
-            let hexDigits = XML.unescape(etag).trimmingCharacters().filter { $0 != "\"" }
-            guard let md5 = hexBytes(hexDigits), md5.count == 16 else { throw StoreError.invalidPart(number: number) }
-            let checksum = ChecksumAlgorithm.allCases.lazy.compactMap { algorithm in
-                XML.elements(algorithm.element, in: part).first.map { XML.unescape($0).trimmingCharacters() }
-            }.first
+            guard let md5 = hexBytes(etag.filter { $0 != "\"" }), md5.count == 16 else { throw StoreError.invalidPart(number: number) }
+            let checksum = ChecksumAlgorithm.allCases.lazy.compactMap { part.value($0.element) }.first
             return (number, md5, checksum)
         }
     }
+
+    /// Parts one Complete lists at most, as in S3 (MalformedXML past it, at the first one more).
+    static let maxCompleteParts = 10_000
 
     /// AbortMultipartUpload (`DELETE /BUCKET/KEY?uploadId=ID`).
     func abortMultipart(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {

@@ -84,8 +84,13 @@ extension S3Service {
             }
             size = head["Content-Length"].flatMap { UInt64($0) }
             if chunked != nil {
-                guard let decoded = head["x-amz-decoded-content-length"].flatMap({ UInt64($0) }) else {
+                guard let text = head["x-amz-decoded-content-length"] else {
                     throw S3Error(.missingContentLength, "An aws-chunked upload needs x-amz-decoded-content-length.")
+                }
+                // Digits only (UInt64 would take a sign), and a size a file and the index can have.
+                guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let decoded = UInt64(text),
+                      decoded <= UInt64(Int64.max) else {
+                    throw S3Error(.invalidArgument, "x-amz-decoded-content-length must be a non-negative integer of at most 9223372036854775807.")
                 }
                 size = decoded
             }

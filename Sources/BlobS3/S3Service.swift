@@ -414,11 +414,9 @@ public final class S3Service: HTTPHandler {
     static func locationConstraint(_ body: [UInt8]?) throws -> String? {
         guard let body else { throw S3Error(.malformedXML, "The CreateBucketConfiguration is too large.") }
         guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
-        guard let text = String(validating: body, as: UTF8.self), text.contains("<CreateBucketConfiguration") else {
-            throw S3Error(.malformedXML, "The XML you provided was not well-formed or did not validate against our published schema.")
-        }
-        guard let constraint = XML.elements("LocationConstraint", in: text).first.map({ XML.unescape($0).trimmingCharacters() }),
-              !constraint.isEmpty, constraint != defaultRegion else { return nil }
+        let root = try XML.parse(body, maxChildren: 16)
+        guard root.name == "CreateBucketConfiguration" else { throw XMLReader.malformed }
+        guard let constraint = root.value("LocationConstraint"), !constraint.isEmpty, constraint != defaultRegion else { return nil }
         // Region names (eu-west-1, and the legacy EU): letters, digits and dashes.
         guard constraint.utf8.count <= 64,
               constraint.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)

@@ -24,7 +24,7 @@ extension BlobStore {
     /// The unfinished upload `id` of `key`: `.uploadNotFound` otherwise.
     public func multipart(_ id: String, key: BlobKey) throws(StoreError) -> MultipartUpload {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
-              let upload = try multipartIndex.multipart(id), upload.key == key else { throw .uploadNotFound }
+              let upload = try multipartIndex.multipart(id), upload.key == key, upload.completedETag == nil else { throw .uploadNotFound }
         return upload
     }
 
@@ -89,7 +89,7 @@ extension BlobStore {
                                        partSizes: chosen.map(\.size), partChecksums: partChecksums.count == chosen.count ? partChecksums : nil,
                                        checksum: objectChecksum, if: condition).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
-        try multipartIndex.markCompleted(upload.id, etag: etag)
+        try multipartIndex.markCompleted(upload.id, etag: etag, checksum: objectChecksum)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }
         return (record, etag)
     }
@@ -102,10 +102,11 @@ extension BlobStore {
         try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
     }
 
-    /// The ETag a repeated Complete of `id` answers, if `id` completed into `key`.
-    public func completedMultipart(_ id: String, key: BlobKey) throws(StoreError) -> String? {
-        guard let upload = try multipartIndex.multipart(id), upload.key == key else { return nil }
-        return upload.completedETag
+    /// What a repeated Complete of `id` answers, if `id` completed into `key`: the object's ETag
+    /// and checksum (`BlobRecord.checksum`) as the first Complete made them.
+    public func completedMultipart(_ id: String, key: BlobKey) throws(StoreError) -> (etag: String, checksum: String?)? {
+        guard let upload = try multipartIndex.multipart(id), upload.key == key, let etag = upload.completedETag else { return nil }
+        return (etag, upload.checksum)
     }
 
     /// Removes upload `id` and its parts.

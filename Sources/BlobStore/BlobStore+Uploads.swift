@@ -9,7 +9,7 @@ extension BlobStore {
     /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle.
     public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, attributes: BlobAttributes,
                              lifetime: Int64) throws(StoreError) -> UploadRecord {
-        if let limit = options.maxBlobSize, let length, length > limit { throw .tooLarge(limit: limit) }
+        if let length, length > sizeLimit { throw .tooLarge(limit: sizeLimit) }
         try checkFreeSpace(needed: length ?? 0)
         let id = FileSystem.randomID()
         let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY | O_CREAT | O_EXCL)
@@ -25,6 +25,10 @@ extension BlobStore {
         }
         return record
     }
+
+    /// The largest length an upload may declare: `--max-blob-size`, and never past what the index
+    /// keeps (a signed 64-bit integer).
+    var sizeLimit: UInt64 { min(options.maxBlobSize ?? .max, UInt64(Int64.max)) }
 
     /// The upload `id`; an expired one is removed and reported as `.uploadExpired`.
     public func upload(_ id: String) throws(StoreError) -> UploadRecord {
@@ -50,7 +54,7 @@ extension BlobStore {
                     guard known == length else { throw .lengthConflict }
                 } else {
                     guard length >= record.offset else { throw .lengthConflict }
-                    if let limit = options.maxBlobSize, length > limit { throw .tooLarge(limit: limit) }
+                    if length > sizeLimit { throw .tooLarge(limit: sizeLimit) }
                     record.length = length
                 }
             }

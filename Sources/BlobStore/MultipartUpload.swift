@@ -15,6 +15,8 @@ public struct MultipartUpload: Sendable, Equatable {
     public var completedETag: String?
     /// The S3 checksum its parts carry and how the object's is made from them, as
     /// `algorithm:TYPE` (`sha256:COMPOSITE`, `crc32:FULL_OBJECT`); nil when none was asked for.
+    /// Once completed, the object's checksum as `BlobRecord.checksum` keeps it (`sha256:BASE64-3`),
+    /// which a repeated Complete answers again.
     public var checksum: String?
 
     public init(id: String, key: BlobKey, attributes: BlobAttributes, created: Int64, expires: Int64, completedETag: String? = nil,
@@ -59,7 +61,9 @@ public protocol MultipartIndex: Sendable {
     /// the upload exists and is not completed.
     func savePart(_ part: UploadedPart, of id: String) throws(StoreError) -> UploadedPart?
     func parts(of id: String) throws(StoreError) -> [UploadedPart]
-    func markCompleted(_ id: String, etag: String) throws(StoreError)
+    /// Marks upload `id` completed into an object of ETag `etag` and checksum `checksum`
+    /// (`BlobRecord.checksum`), which replaces the upload's, and drops its parts.
+    func markCompleted(_ id: String, etag: String, checksum: String?) throws(StoreError)
     func removeMultipart(_ id: String) throws(StoreError)
     func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String]
 }

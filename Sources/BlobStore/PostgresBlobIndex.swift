@@ -335,9 +335,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         try rows("SELECT * FROM multipart_parts WHERE upload = $1 ORDER BY number", [.text(id)]).map(Self.part(from:))
     }
 
-    public func markCompleted(_ id: String, etag: String) throws(StoreError) {
+    public func markCompleted(_ id: String, etag: String, checksum: String?) throws(StoreError) {
         try transaction { connection throws(PostgresError) in
-            try connection.execute("UPDATE multipart_uploads SET completed_etag = $1 WHERE id = $2", [.text(etag), .text(id)])
+            try connection.execute("UPDATE multipart_uploads SET completed_etag = $1, checksum = $2 WHERE id = $3",
+                                   [.text(etag), Self.optional(checksum), .text(id)])
             try connection.execute("DELETE FROM multipart_parts WHERE upload = $1", [.text(id)])
         }
     }

@@ -425,9 +425,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         }
     }
 
-    public func markCompleted(_ id: String, etag: String) throws(StoreError) {
+    public func markCompleted(_ id: String, etag: String, checksum: String?) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "UPDATE multipart_uploads SET completed_etag = ? WHERE id = ?", arguments: [etag, id])
+            try db.execute(sql: "UPDATE multipart_uploads SET completed_etag = ?, checksum = ? WHERE id = ?", arguments: [etag, checksum, id])
             try db.execute(sql: "DELETE FROM multipart_parts WHERE upload = ?", arguments: [id])
         }
     }
