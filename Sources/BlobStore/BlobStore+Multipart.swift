@@ -43,7 +43,7 @@ extension BlobStore {
     public func beginPart(of upload: MultipartUpload, number: Int, expectedSize: UInt64?,
                           expectedSHA256: [UInt8]?, hasher: BodyHasher? = nil) throws(StoreError) -> PartWriteStream {
         guard upload.completedETag == nil else { throw .uploadNotFound }
-        if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit { throw .tooLarge(limit: limit) }
+        if let expectedSize, expectedSize > sizeLimit { throw .tooLarge(limit: sizeLimit) }
         try checkFreeSpace(needed: expectedSize ?? 0)
         let temporary = "\(directory)/uploads/mp-\(upload.id)-\(number).tmp.\(FileSystem.randomID().prefix(8))"
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)

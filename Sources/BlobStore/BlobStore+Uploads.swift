@@ -26,10 +26,6 @@ extension BlobStore {
         return record
     }
 
-    /// The largest length an upload may declare: `--max-blob-size`, and never past what the index
-    /// keeps (a signed 64-bit integer).
-    var sizeLimit: UInt64 { min(options.maxBlobSize ?? .max, UInt64(Int64.max)) }
-
     /// The upload `id`; an expired one is removed and reported as `.uploadExpired`.
     public func upload(_ id: String) throws(StoreError) -> UploadRecord {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),

@@ -180,14 +180,16 @@ public final class BlobStore: Sendable {
         }
     }
 
+    /// The largest size a client may declare (Content-Length, Upload-Length): `--max-blob-size`,
+    /// and never past what a file and the index can hold (a signed 64-bit integer).
+    var sizeLimit: UInt64 { min(options.maxBlobSize ?? .max, UInt64(Int64.max)) }
+
     /// Starts an upload. `expectedSize` (a Content-Length) is checked against the size limit
     /// and free space up front; `expectedSHA256` is checked at commit. `hasher`: computes the
     /// SHA-256 (and what else it was asked for) instead of the stream, as it writes.
     public func beginWrite(expectedSize: UInt64? = nil, expectedSHA256: [UInt8]? = nil,
                            hasher: BodyHasher? = nil) throws(StoreError) -> BlobWriteStream {
-        if let limit = options.maxBlobSize, let expectedSize, expectedSize > limit {
-            throw .tooLarge(limit: limit)
-        }
+        if let expectedSize, expectedSize > sizeLimit { throw .tooLarge(limit: sizeLimit) }
         try checkFreeSpace(needed: expectedSize ?? 0)
         // The file is written at its final path in blobs/ (invisible until the index names it),
         // so its fsync also makes its folder entry durable. Its version is logged as pending
