@@ -3,7 +3,7 @@ import Testing
 
 /// What a hostile client found from outside (issue 20): numbers that trapped, XML that took
 /// minutes, and what a repeated Complete answers. Run against the real blobd.
-@Suite struct HostileInputTests {
+@Suite struct NumbersAndXMLTests {
     /// The status line of a raw exchange.
     static func status(_ response: String) -> String {
         response.components(separatedBy: "\r\n").first ?? ""
