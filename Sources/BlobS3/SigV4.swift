@@ -80,6 +80,11 @@ enum SigV4 {
             return try parse(credential: Array(credential.utf8), signedHeaders: Array(headers.utf8),
                              signature: Array(signature.utf8), amzDate: amzDate, payloadHash: payloadHash, expires: nil)
         }
+        return try presigned(head, query: query)
+    }
+
+    /// Parses a presigned URL's signature: nil when the query has no X-Amz-Algorithm.
+    private static func presigned(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
         // One pass over the query for the parameters of a presigned URL. Each may come once: the
         // canonical query leaves X-Amz-Signature out, so a second one would be unsigned bytes
         // (and would make one signed URL many keys of the verified URLs).
