@@ -62,6 +62,10 @@ public final class S3Service: HTTPHandler {
                                            presigned: presigned.map { ($0, known) })
             // The operation sees its own parameters, not the presigned URL's signature.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
+            if let authorized, authorized.signed == nil, head["Authorization"] == nil {
+                let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
+                return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+            }
             return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))

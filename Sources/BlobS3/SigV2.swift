@@ -146,6 +146,24 @@ enum SigV2 {
         }
     }
 
+    /// A presigned URL's Content-Type, Content-MD5 and `x-amz-*` query parameters as the headers
+    /// they stand for: botocore moves them out of the headers it signed, into the query, so that a
+    /// presigned PUT's type and metadata are the signer's. Only for a SigV2 URL whose signature
+    /// checked out, and only those the request does not send as headers.
+    static func queryFieldsAsHeaders(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) -> HTTPRequestHead {
+        var added: [(name: String, value: String)] = []
+        for item in query {
+            let name = item.name.lowercased()
+            guard name.hasPrefix("x-amz-") || name == "content-type" || name == "content-md5", head[name] == nil,
+                  !added.contains(where: { $0.name == name }),
+                  item.value.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { continue }
+            added.append((name, String(decoding: item.value, as: UTF8.self)))
+        }
+        guard !added.isEmpty else { return head }
+        return HTTPRequestHead(method: head.method, path: head.path, version: head.version, headers: head.headers + added,
+                               query: head.query, peer: head.peer)
+    }
+
     /// `/BUCKET` for `/BUCKET/` and the other way round; nil for any other path.
     static func bucketPathVariant(_ path: [UInt8]) -> [UInt8]? {
         let slash = UInt8(ascii: "/")

@@ -22,6 +22,16 @@ import Testing
             got = s3.get_object(Bucket="vtwo", Key="up")
             check(got["Body"].read() == b"by curl" and got["ContentType"] == "text/plain", "stored as signed")
 
+            # botocore moves a presigned PUT's Content-Type and metadata into the query: they are the object's.
+            put = default.generate_presigned_url("put_object", Params={"Bucket": "vtwo", "Key": "typed", "ContentType": "text/csv",
+                                                                       "Metadata": {"who": "signer"}})
+            check("x-amz-meta-who=signer" in put, "metadata in the query: " + put)
+            check(curl(put, "-X", "PUT", "-H", "Content-Type:", "--data-binary", "a,b")[0] == 200, "presigned PUT, type in the query")
+            got = s3.head_object(Bucket="vtwo", Key="typed")
+            check(got["ContentType"] == "text/csv" and got["Metadata"] == {"who": "signer"}, "the signer's type and metadata: %r" % got)
+            answer = curl(put.replace("signer", "someone"), "-X", "PUT", "-H", "Content-Type:", "--data-binary", "a,b")
+            check(error(answer) == (403, "SignatureDoesNotMatch"), "other metadata in the query: %r" % (answer,))
+
             home = tempfile.mkdtemp()
             env = dict(os.environ, HOME=home, AWS_ACCESS_KEY_ID=os.environ["KEY"], AWS_SECRET_ACCESS_KEY=os.environ["SECRET"],
                        AWS_DEFAULT_REGION="us-east-1", AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null")
