@@ -14,7 +14,9 @@ extension S3Service {
     /// system allows (copy_file_range), and committed atomically like a PUT. The copy keeps the
     /// source's checksum, unless `x-amz-checksum-algorithm` asks for one: then the bytes pass
     /// through user space, and the copy gets that full-object checksum.
-    func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPRequestAction {
+    func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+                    requestID: String) throws -> HTTPRequestAction {
+        try checkCopySourceRead(authorized)
         let destination = try blobKey(bucket, key)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
         let source = try blobKey(sourceBucket, sourceKey)
@@ -69,7 +71,9 @@ extension S3Service {
     /// and optionally `x-amz-copy-source-range: bytes=FIRST-LAST`): the source's bytes, or
     /// that range of them, become the part. They pass through user space, since the part's
     /// MD5 (its ETag) has to be computed.
-    func copyPart(_ head: HTTPRequestHead, upload: MultipartUpload, number: Int, requestID: String) throws -> HTTPRequestAction {
+    func copyPart(_ head: HTTPRequestHead, upload: MultipartUpload, number: Int, authorized: Authorized?,
+                  requestID: String) throws -> HTTPRequestAction {
+        try checkCopySourceRead(authorized)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
         let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey))
         var range = ByteRange(start: 0, end: blob.record.size == 0 ? 0 : blob.record.size - 1)

@@ -25,7 +25,9 @@ extension S3Service {
         guard let text = Self.value("partNumber", in: query), let number = Int(text), (1...10_000).contains(number) else {
             throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
         }
-        if head["x-amz-copy-source"] != nil { return try copyPart(head, upload: upload, number: number, requestID: requestID) }
+        if head["x-amz-copy-source"] != nil {
+            return try copyPart(head, upload: upload, number: number, authorized: authorized, requestID: requestID)
+        }
         var payload = try Payload(head, authorized: authorized)
         // A part of an upload with a checksum has one in its algorithm: verified if sent,
         // computed if not (the object's checksum is made from them).

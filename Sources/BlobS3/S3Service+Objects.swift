@@ -59,10 +59,11 @@ extension S3Service {
         }
 
         init(_ head: HTTPRequestHead, authorized: Authorized?) throws {
-            let signing = authorized.map { authorized in
-                AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, authorized.signed),
-                                          amzDate: authorized.signed.amzDate, scope: SigV4.scope(authorized.signed),
-                                          previous: authorized.signed.signature)
+            let signing = authorized.flatMap { authorized in
+                authorized.signed.map { signed in
+                    AWSChunkedDecoder.Signing(key: SigV4.signingKey(secret: authorized.secret, signed), amzDate: signed.amzDate,
+                                              scope: SigV4.scope(signed), previous: signed.signature)
+                }
             }
             switch head["x-amz-content-sha256"] {
             case nil, "UNSIGNED-PAYLOAD":

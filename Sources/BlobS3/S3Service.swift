@@ -62,6 +62,10 @@ public final class S3Service: HTTPHandler {
                                            presigned: presigned.map { ($0, known) })
             // The operation sees its own parameters, not the presigned URL's signature.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
+            if let authorized, authorized.signed == nil, head["Authorization"] == nil {
+                let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
+                return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+            }
             return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
@@ -136,23 +140,29 @@ public final class S3Service: HTTPHandler {
         }
     }
 
-    /// A request whose signature checked out: what it signed and the key that signed it.
+    /// A request whose signature checked out: what it signed (nil for SigV2, which signs no
+    /// chunks), the key's secret and its scopes.
     struct Authorized {
-        let signed: SigV4.Signed
+        let signed: SigV4.Signed?
         let secret: String
+        let scopes: Set<Scope>
     }
 
-    /// Checks the SigV4 signature (header or presigned URL) against the access key's secret, and
-    /// the key's scopes. In open access (no tokens file) signatures are not checked (nil).
-    /// `presigned`: a request without an Authorization header, with its entry among the verified
-    /// URLs if it has one.
+    /// Checks the signature (SigV4 or SigV2, header or presigned URL) against the access key's
+    /// secret, and the key's scopes. In open access (no tokens file) signatures are not checked
+    /// (nil). `presigned`: a request without an Authorization header, with its entry among the
+    /// verified URLs if it has one.
     func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
                    presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
         guard !access.isOpen else { return nil }
         if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
+            try Self.checkSignedHeaders(head, known.signed)
             try Self.checkTime(known.signed, signedAt: known.signedAt)
             try Self.checkScope(key, scope)
-            return Authorized(signed: known.signed, secret: key.secret)
+            return Authorized(signed: known.signed, secret: key.secret, scopes: key.scopes)
+        }
+        if let signed = try SigV2.signed(head, query: query) {
+            return try authorize(head, query: query, scope: scope, sigV2: signed)
         }
         guard let signed = try SigV4.signed(head, query: query) else {
             if access.publicRead && scope == .read { return nil }
@@ -170,15 +180,7 @@ public final class S3Service: HTTPHandler {
         guard signed.signedHeaders.contains("host") else {
             throw S3Error(.accessDenied, "The Host header must be signed.")
         }
-        if signed.expires == nil {
-            // Every x-amz-* header the request carries must be covered, or it could be added later.
-            let unsigned = Set(head.headers.map { $0.name.lowercased() }.filter { $0.hasPrefix("x-amz-") })
-                .subtracting(signed.signedHeaders)
-            guard unsigned.isEmpty else {
-                throw S3Error(.accessDenied, "There were headers present in the request which were not signed: "
-                              + unsigned.sorted().joined(separator: ", "))
-            }
-        }
+        try Self.checkSignedHeaders(head, signed)
         try Self.checkTime(signed, signedAt: signedAt)
         let canonical = SigV4.canonicalRequest(method: head.method, rawPath: head.path, query: query,
                                                headers: head.headers, signed: signed)
@@ -191,12 +193,33 @@ public final class S3Service: HTTPHandler {
             verifiedURLs.insert(presigned.key, head: head, query: query, signed: signed, secret: key.secret, signedAt: signedAt)
         }
         try Self.checkScope(key, scope)
-        return Authorized(signed: signed, secret: key.secret)
+        return Authorized(signed: signed, secret: key.secret, scopes: key.scopes)
+    }
+
+    /// Every `x-amz-*` header the request carries must be signed, in a presigned URL as in a
+    /// header-signed request, or it could be added later (a copy source, a range of one, metadata);
+    /// and every header signed must be there.
+    private static func checkSignedHeaders(_ head: HTTPRequestHead, _ signed: SigV4.Signed) throws(S3Error) {
+        if let unsigned = SigV4.unsignedAmzHeader(head.headers, signed: signed) {
+            throw S3Error(.accessDenied, "There were headers present in the request which were not signed: \(unsigned)")
+        }
+        if let absent = SigV4.absentSignedHeader(head.headers, signed: signed) {
+            throw S3Error(.accessDenied, "The signed header \(absent) is not in the request.")
+        }
+    }
+
+    /// A copy reads its source: the key needs the read scope as well as write (S3: s3:GetObject
+    /// on the source). Open access and `--public-read` let anyone read.
+    func checkCopySourceRead(_ authorized: Authorized?) throws(S3Error) {
+        guard !access.isOpen, !access.publicRead else { return }
+        guard let authorized, authorized.scopes.contains(.read) else {
+            throw S3Error(.accessDenied, "The access key lacks the 'read' scope a copy needs on its source.")
+        }
     }
 
     /// A presigned URL is valid from its date until it expires; a header-signed request within
     /// 15 minutes of the clock either way.
-    private static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
+    static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
         let now = Int64(time(nil))
         if let expires = signed.expires {
             guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
@@ -206,7 +229,7 @@ public final class S3Service: HTTPHandler {
         }
     }
 
-    private static func checkScope(_ key: AccessPolicy.S3Key, _ scope: Scope) throws(S3Error) {
+    static func checkScope(_ key: AccessPolicy.S3Key, _ scope: Scope) throws(S3Error) {
         guard key.scopes.contains(scope) else {
             throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
         }
@@ -274,7 +297,9 @@ public final class S3Service: HTTPHandler {
         case (.object(let bucket, let key), "DELETE") where has("uploadId"):
             return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
         case (.object(let bucket, let key), "PUT"):
-            if head["x-amz-copy-source"] != nil { return try copyObject(head, bucket: bucket, key: key, requestID: requestID) }
+            if head["x-amz-copy-source"] != nil {
+                return try copyObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+            }
             if has("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
         case (.object(let bucket, let key), "GET") where has("attributes"):

@@ -32,12 +32,19 @@ enum SigV4 {
         "X-Amz-Security-Token",
     ]
 
-    /// `query` without a presigned URL's signature parameters: what the operation itself reads.
+    /// `query` without a presigned URL's signature parameters (SigV4's or SigV2's): what the
+    /// operation itself reads.
     static func operationParameters(_ query: [(name: String, value: [UInt8])]) -> [(name: String, value: [UInt8])] {
-        query.filter { !($0.name.utf8.first == UInt8(ascii: "X") && presignParameters.contains($0.name)) }
+        query.filter { item in
+            switch item.name.utf8.first {
+            case UInt8(ascii: "X"): !presignParameters.contains(item.name)
+            case UInt8(ascii: "A"), UInt8(ascii: "S"), UInt8(ascii: "E"): !SigV2.queryParameters.contains(item.name)
+            default: true
+            }
+        }
     }
 
-    /// What S3 answers a signature other than SigV4 (SigV2 headers or URLs), as in its newer regions.
+    /// What S3 answers a signature it does not know.
     static let unsupportedSignature = S3Error(
         .invalidRequest, "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.")
 
@@ -47,13 +54,9 @@ enum SigV4 {
             guard !authorization.isEmpty else {
                 throw S3Error(.accessDenied, "The Authorization header is empty; sign the request with an access key.")
             }
+            // SigV2 (`AWS ID:SIGNATURE`) is SigV2.signed's; anything else is malformed.
             guard authorization.hasPrefix("AWS4-HMAC-SHA256 ") else {
-                // SigV2 (`AWS ID:SIGNATURE`) is a mechanism S3 no longer takes; anything else is malformed.
-                guard authorization.hasPrefix("AWS ") else { throw S3Error(.invalidArgument, "Unsupported Authorization Type.") }
-                guard authorization.dropFirst(4).contains(":") else {
-                    throw S3Error(.invalidArgument, "AWS authorization header is invalid. Expected AwsAccessKeyId:signature")
-                }
-                throw unsupportedSignature
+                throw S3Error(.invalidArgument, "Unsupported Authorization Type.")
             }
             guard !query.contains(where: { $0.name == "X-Amz-Algorithm" || $0.name == "X-Amz-Signature" }) else {
                 throw S3Error(.invalidArgument, "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter "
@@ -77,27 +80,35 @@ enum SigV4 {
             return try parse(credential: Array(credential.utf8), signedHeaders: Array(headers.utf8),
                              signature: Array(signature.utf8), amzDate: amzDate, payloadHash: payloadHash, expires: nil)
         }
-        // One pass over the query for the six parameters of a presigned URL (the first of each).
+        return try presigned(head, query: query)
+    }
+
+    /// Parses a presigned URL's signature: nil when the query has no X-Amz-Algorithm.
+    private static func presigned(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
+        // One pass over the query for the parameters of a presigned URL. Each may come once: the
+        // canonical query leaves X-Amz-Signature out, so a second one would be unsigned bytes
+        // (and would make one signed URL many keys of the verified URLs).
         var algorithm: [UInt8]?, credential: [UInt8]?, headers: [UInt8]?, signature: [UInt8]?, amzDate: [UInt8]?,
-            expiresText: [UInt8]?
+            expiresText: [UInt8]?, token: [UInt8]?
+        func take(_ slot: inout [UInt8]?, _ item: (name: String, value: [UInt8])) throws(S3Error) {
+            guard slot == nil else {
+                throw S3Error(.authorizationQueryParametersError, "The query parameter \(item.name) may be given only once.")
+            }
+            slot = item.value
+        }
         for item in query where item.name.utf8.count > 6 && item.name.hasPrefix("X-Amz-") {
             switch item.name {
-            case "X-Amz-Algorithm" where algorithm == nil: algorithm = item.value
-            case "X-Amz-Credential" where credential == nil: credential = item.value
-            case "X-Amz-SignedHeaders" where headers == nil: headers = item.value
-            case "X-Amz-Signature" where signature == nil: signature = item.value
-            case "X-Amz-Date" where amzDate == nil: amzDate = item.value
-            case "X-Amz-Expires" where expiresText == nil: expiresText = item.value
+            case "X-Amz-Algorithm": try take(&algorithm, item)
+            case "X-Amz-Credential": try take(&credential, item)
+            case "X-Amz-SignedHeaders": try take(&headers, item)
+            case "X-Amz-Signature": try take(&signature, item)
+            case "X-Amz-Date": try take(&amzDate, item)
+            case "X-Amz-Expires": try take(&expiresText, item)
+            case "X-Amz-Security-Token": try take(&token, item)
             default: break
             }
         }
-        guard let algorithm else {
-            // A SigV2 presigned URL (what boto3 and aws-cli make without signature_version s3v4).
-            if query.contains(where: { $0.name == "AWSAccessKeyId" }) && query.contains(where: { $0.name == "Signature" }) {
-                throw unsupportedSignature
-            }
-            return nil
-        }
+        guard let algorithm else { return nil }
         guard algorithm.elementsEqual("AWS4-HMAC-SHA256".utf8) else { throw unsupportedSignature }
         guard let credential, let headers, let signature, let amzDate,
               let expiresText, let expires = Int64(String(decoding: expiresText, as: UTF8.self)) else {
@@ -119,8 +130,46 @@ enum SigV4 {
         }
         func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
         return Signed(accessKey: text(scope[0]), scopeDate: text(scope[1]), region: text(scope[2]), service: text(scope[3]),
-                      signedHeaders: signedHeaders.split(separator: UInt8(ascii: ";")).map { text(lowercased($0)) },
+                      signedHeaders: try headerNames(signedHeaders).map { text($0) },
                       signature: text(lowercased(signature[...])), amzDate: amzDate, payloadHash: payloadHash, expires: expires)
+    }
+
+    /// Most names SignedHeaders may list, and the longest it may be: far more than any client
+    /// signs, and a bound on what an unauthenticated request makes blobd hash.
+    static let maxSignedHeaders = 64
+    static let maxSignedHeadersLength = 2048
+
+    /// SignedHeaders' names, lowercased: each once, in ascending order, as SigV4 defines them.
+    /// Checked before any key is looked up, so that a long or repeated list costs nothing.
+    static func headerNames(_ list: [UInt8]) throws(S3Error) -> [ArraySlice<UInt8>] {
+        guard list.count <= maxSignedHeadersLength else {
+            throw S3Error(.authorizationHeaderMalformed, "SignedHeaders is longer than \(maxSignedHeadersLength) bytes.")
+        }
+        let names = list.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false).map(lowercased)
+        guard names.count <= maxSignedHeaders else {
+            throw S3Error(.authorizationHeaderMalformed, "SignedHeaders names more than \(maxSignedHeaders) headers.")
+        }
+        guard names.allSatisfy({ !$0.isEmpty }), zip(names, names.dropFirst()).allSatisfy({ $0.lexicographicallyPrecedes($1) }) else {
+            throw S3Error(.authorizationHeaderMalformed, "SignedHeaders must list lowercase header names, each once, sorted and separated by ';'.")
+        }
+        return names
+    }
+
+    /// The first `x-amz-*` header of `headers` that `signed` does not cover, if any: one added
+    /// to a signed request (or to a presigned URL) would change what it does.
+    static func unsignedAmzHeader(_ headers: [(name: String, value: String)], signed: Signed) -> String? {
+        for header in headers where header.name.utf8.count > 6 && header.name.utf8.prefix(6).elementsEqual("x-amz-".utf8, by: {
+            $0 | 0x20 == $1
+        }) {
+            let name = header.name.lowercased()
+            if !signed.signedHeaders.contains(name) { return name }
+        }
+        return nil
+    }
+
+    /// The first header `signed` lists that the request does not carry, if any.
+    static func absentSignedHeader(_ headers: [(name: String, value: String)], signed: Signed) -> String? {
+        signed.signedHeaders.first { name in !headers.contains { $0.name.caseInsensitiveEquals(name) } }
     }
 
     /// ASCII `bytes` lowercased, without a copy when they already are (as clients send them).

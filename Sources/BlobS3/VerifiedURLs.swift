@@ -63,15 +63,40 @@ final class VerifiedURLs: Sendable {
         }
     }
 
-    /// Entries kept; when a shard is full, it starts again empty (its URLs are then verified once more).
-    static let capacity = 4096
+    /// Entries kept, and bytes they may hold in all: when a shard reaches its share of either, it
+    /// starts again empty (its URLs are then verified once more). The bytes bound what long URLs
+    /// can pin, whatever their number.
+    let capacity: Int
+    let byteCapacity: Int
     /// Shards by key hash, so the worker threads seldom wait for each other's lookups (one lock
     /// for all made a thread sleep on every few hundred GETs, a context switch each time).
     private static let shardCount = 16
     private let shards = (0..<VerifiedURLs.shardCount).map { _ in Shard() }
 
+    init(capacity: Int = 4096, byteCapacity: Int = 16 << 20) {
+        self.capacity = capacity
+        self.byteCapacity = byteCapacity
+    }
+
     private final class Shard: Sendable {
-        let entries = Mutex<[Key: Entry]>([:])
+        let entries = Mutex<(table: [Key: Entry], bytes: Int)>(([:], 0))
+    }
+
+    /// Bytes held by the entries of every shard (their request lines, queries and headers).
+    var bytes: Int {
+        shards.reduce(0) { total, shard in total + shard.entries.withLock { $0.bytes } }
+    }
+
+    /// Entries held in all.
+    var count: Int {
+        shards.reduce(0) { total, shard in total + shard.entries.withLock { $0.table.count } }
+    }
+
+    /// What an entry holds, roughly: the key, the query twice (decoded, and the operation's
+    /// share of it), the canonical headers, and a fixed overhead.
+    static func cost(_ key: Key, _ entry: Entry) -> Int {
+        let query = entry.query.reduce(0) { $0 + $1.name.utf8.count + $1.value.count + 32 }
+        return key.bytes.count + 2 * query + entry.canonicalHeaders.count + entry.signed.signedHeaders.count * 24 + 256
     }
 
     private func shard(_ key: Key) -> Shard {
@@ -80,7 +105,7 @@ final class VerifiedURLs: Sendable {
 
     /// The entry for `key` if `head` also carries the same signed headers and payload hash.
     func entry(_ key: Key, head: HTTPRequestHead) -> Entry? {
-        guard let entry = shard(key).entries.withLock({ $0[key] }) else { return nil }
+        guard let entry = shard(key).entries.withLock({ $0.table[key] }) else { return nil }
         var headers: [UInt8] = []
         SigV4.appendCanonicalHeaders(head.headers, signed: entry.signed, to: &headers)
         guard headers == entry.canonicalHeaders,
@@ -94,9 +119,17 @@ final class VerifiedURLs: Sendable {
         var headers: [UInt8] = []
         SigV4.appendCanonicalHeaders(head.headers, signed: signed, to: &headers)
         let entry = Entry(query: query, signed: signed, secret: secret, signedAt: signedAt, canonicalHeaders: headers)
+        let cost = Self.cost(key, entry)
+        let (entryLimit, byteLimit) = (capacity / Self.shardCount, byteCapacity / Self.shardCount)
+        guard cost <= byteLimit else { return }
         shard(key).entries.withLock { entries in
-            if entries.count >= Self.capacity / Self.shardCount { entries.removeAll(keepingCapacity: true) }
-            entries[key] = entry
+            if let old = entries.table[key] { entries.bytes -= Self.cost(key, old) }
+            if entries.table.count >= entryLimit || entries.bytes + cost > byteLimit {
+                entries.table.removeAll(keepingCapacity: true)
+                entries.bytes = 0
+            }
+            entries.table[key] = entry
+            entries.bytes += cost
         }
     }
 }
