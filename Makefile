@@ -1,5 +1,7 @@
-# blobd: `make run` serves ./data on 127.0.0.1:8080, `make test` runs every test.
-# Both install what is missing on Debian first (apt-get, via sudo when not root).
+# blobd: `make run` serves ./data on 127.0.0.1:8080, `make test` runs every test, `make dist`
+# builds a static tarball and a .deb in dist/. Each installs what is missing on Debian first
+# (apt-get, via sudo when not root): `make run` and `make dist` only what building needs,
+# `make test` also the servers and clients the tests drive.
 
 # `make run LISTEN=... DATA_DIR=...` passes those flags; left unset, blobd reads BLOBD_LISTEN,
 # BLOBD_DATA_DIR and its other BLOBD_* variables, then its defaults (127.0.0.1:8080, ./data).
@@ -7,8 +9,11 @@ LISTEN   ?=
 DATA_DIR ?=
 # The S3 dialect listens on 127.0.0.1:9000 unless BLOBD_S3_LISTEN says otherwise.
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev postgresql pkg-config curl python3-pip python3-yaml restic rclone \
-	nginx openssl ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common
+# What building and running blobd need (the -dev packages bring the run-time libraries).
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config
+# What the tests and benchmarks drive besides: clients, PostgreSQL 15, nginx, a Ceph cluster.
+TEST_APT_PACKAGES := curl python3-pip python3-yaml restic rclone postgresql nginx openssl \
+	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Installs whichever of the packages $(1) are missing, without starting their services (a
@@ -27,10 +32,13 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps python-deps run build release test check-openapi check-deploy bench bench-s3 bench-cluster bench-logs bench-deps clean
+.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
+
+test-deps: deps
+	$(call apt_install,$(TEST_APT_PACKAGES))
 
 # The Swift runtime linked statically: a smaller resident set, no Swift libraries needed at run time.
 release: deps
@@ -42,7 +50,13 @@ run: release
 build: deps
 	swift build
 
-python-deps:
+# dist/blobd-VERSION-linux-ARCH.tar.gz (the static binary, the deploy/ files, README) and
+# dist/blobd_VERSION_ARCH.deb (with the systemd unit), for machines without Swift.
+dist: deps
+	swift build -c release --static-swift-stdlib
+	tools/dist.sh
+
+python-deps: test-deps
 	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3, awscrt" 2>/dev/null || \
 		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3 awscrt
 	@command -v aws >/dev/null 2>&1 || python3 -m pip install -q awscli
@@ -51,14 +65,14 @@ python-deps:
 check-openapi: python-deps
 	python3 -c "from openapi_spec_validator import validate; from openapi_spec_validator.readers import read_from_filename; d,_=read_from_filename('openapi.yaml'); validate(d); print('openapi.yaml is valid OpenAPI 3.1')"
 
-check-deploy: build
+check-deploy: build test-deps
 	deploy/check.sh
 
-test: build python-deps check-openapi check-deploy
+test: build test-deps python-deps check-openapi check-deploy
 	swift test --no-parallel
 
 clean:
-	rm -rf .build
+	rm -rf .build dist
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the S3 benchmark (bench-s3,
 # ~4 minutes) and the cluster benchmark (bench-cluster, ~4 minutes); never part of `make test`.
@@ -84,5 +98,5 @@ bench-cluster: release bench-deps
 bench-logs: release bench-deps
 	bench/run --access-logs --rounds 4 --servers nginx,blobd --workloads upload,ranged,get_small --out bench/results/access-logs.md
 
-bench-deps:
+bench-deps: test-deps
 	$(call apt_install,$(BENCH_PACKAGES))

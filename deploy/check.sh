@@ -38,14 +38,14 @@ import os, re, sys, glob
 
 DEPLOY = "deploy"
 VARS = {
-    "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "int",
-    "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "int",
-    "MIN_FREE_BYTES": "int", "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
-    "SHUTDOWN_GRACE": "seconds",
-    "LOG_LEVEL": ("trace", "debug", "info", "notice", "warning", "error", "critical"),
+    "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "size",
+    "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "duration",
+    "MIN_FREE_BYTES": "size", "CONNECTION_TIMEOUT": "duration", "MAX_CONNECTIONS": "int",
+    "SHUTDOWN_GRACE": "duration",
+    "LOG_LEVEL": ("trace", "debug", "info", "notice", "warn", "warning", "err", "error", "crit", "critical"),
     "LOG_FORMAT": ("text", "json"),
     # A cluster's settings.
-    "INDEX": "index", "NODE_ID": "node", "RECLAIM_GRACE": "int", "DB_CONNECTIONS": "int",
+    "INDEX": "index", "NODE_ID": "node", "RECLAIM_GRACE": "duration", "DB_CONNECTIONS": "int",
 }
 # What blobd accepts as --node-id; `blobd fsck` runs beside a cluster as node "fsck".
 NODE_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -66,12 +66,14 @@ def check_variable(where, name, value):
         problem(f"{where}: {name}={value} is not a non-negative integer")
     elif kind == "bool" and value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
         problem(f"{where}: {name}={value} is not true/false")
-    elif kind == "listen" and not re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^:\s]+):[0-9]{1,5}", value):
+    elif kind == "listen" and not re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^:\s]*):[0-9]{1,5}", value):
         problem(f"{where}: {name}={value} is not HOST:PORT")
     elif kind == "path" and not value.startswith("/"):
         problem(f"{where}: {name}={value} should be an absolute path")
-    elif kind == "seconds" and not re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
-        problem(f"{where}: {name}={value} is not a number of seconds")
+    elif kind == "size" and not re.fullmatch(r"[0-9]+ *([kmgt](i?b)?|b)?", value, re.IGNORECASE):
+        problem(f"{where}: {name}={value} is not a size (bytes, or with a unit: 10G, 512MiB, 5GB)")
+    elif kind == "duration" and not re.fullmatch(r"([0-9]+(\.[0-9]+)?[smhd])+|[0-9]+(\.[0-9]+)?", value.lower()):
+        problem(f"{where}: {name}={value} is not a duration (seconds, or with a unit: 90s, 15m, 24h, 7d)")
     elif kind == "node" and (not NODE_ID.fullmatch(value) or value in RESERVED_NODE_IDS):
         problem(f"{where}: {name}={value} is not a node id (1-64 letters, digits, -_., not {', '.join(RESERVED_NODE_IDS)})")
     elif kind == "index" and value != "sqlite":
@@ -166,7 +168,7 @@ def check_env():
             problem(f"blobd.env:{number}: {name} is not a BLOBD_* setting")
     env = dict(pairs)
     for name, value in {"BLOBD_DATA_DIR": "/var/lib/blobd/data", "BLOBD_LISTEN": "127.0.0.1:8080",
-                        "BLOBD_MIN_FREE_BYTES": "1073741824", "BLOBD_LOG_FORMAT": "json"}.items():
+                        "BLOBD_MIN_FREE_BYTES": "1G", "BLOBD_LOG_FORMAT": "json"}.items():
         if env.get(name) != value:
             problem(f"blobd.env: want {name}={value}, have {env.get(name)}")
     if "BLOBD_TOKENS_FILE" not in [n for n, _, _ in commented] + list(env):

@@ -1,6 +1,9 @@
 
 import BlobStore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import MicroHTTPD
 import Synchronization
 
@@ -68,14 +71,6 @@ public final class AccessPolicy: Sendable {
         tokens.withLock { $0 = fresh }
     }
 
-    /// True when the tokens file can be read by others than its owner.
-    public var tokensFileIsExposed: Bool {
-        var info = stat()
-        // stat, not lstat: a symlinked tokens file is judged by the file it points to.
-        guard let tokensFile, stat(tokensFile, &info) == 0 else { return false }
-        return info.st_mode & 0o077 != 0
-    }
-
     /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`).
     public func authorize(_ head: HTTPRequestHead, for scope: Scope) throws(HTTPError) {
         guard !isOpen, !(publicRead && scope == .read) else { return }
@@ -130,9 +125,7 @@ public final class AccessPolicy: Sendable {
     }
 
     private static func load(_ path: String) throws(TokensFileError) -> Tokens {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TokensFileError(description: "cannot read the tokens file \(path)")
-        }
+        let data = try read(path)
         var tokens = Tokens()
         for line in try parse(String(decoding: data, as: UTF8.self)) {
             if let secret = line.secret {
@@ -142,5 +135,42 @@ public final class AccessPolicy: Sendable {
             }
         }
         return tokens
+    }
+
+    /// The tokens file's bytes, if its mode is safe: writable by its owner only (anyone else
+    /// who can write it can grant themselves every scope) and not readable by others. Reading
+    /// by a group is allowed, for a file owned by root and given to blobd's group, as the
+    /// environment file is. fstat on the open file, so the mode checked is the file's read.
+    static func read(_ path: String) throws(TokensFileError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & 0o170000 == 0o100000 else {
+            throw TokensFileError(description: "the tokens file \(path) is not a regular file")
+        }
+        try checkMode(info.st_mode & 0o7777, path)
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))") }
+            if count == 0 { return bytes }
+            bytes += buffer[..<count]
+        }
+    }
+
+    /// Refuses a tokens file mode that lets anyone but its owner write it, or others read it.
+    static func checkMode(_ mode: mode_t, _ path: String) throws(TokensFileError) {
+        let shown = "0" + String(mode, radix: 8)
+        if mode & 0o022 != 0 {
+            throw TokensFileError(description: "the tokens file \(path) is writable by its group or others (mode \(shown)); chmod 600 it")
+        }
+        if mode & 0o004 != 0 {
+            throw TokensFileError(description: "the tokens file \(path) is readable by others (mode \(shown)); chmod 600 it (or 640 for a group)")
+        }
     }
 }

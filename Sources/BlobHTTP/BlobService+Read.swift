@@ -43,6 +43,7 @@ extension BlobService {
         if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
         if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
+        headers += ActiveContent.headers(contentType: record.contentType)
         switch rangePlan(head, record: record) {
         case .full:
             headers.append(("Content-Type", record.contentType))

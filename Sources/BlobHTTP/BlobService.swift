@@ -195,7 +195,9 @@ public final class BlobService: HTTPHandler {
         } catch StoreError.insufficientStorage {
             throw HTTPError.unavailable("Free space in the data directory is below --min-free-bytes.")
         } catch {
-            throw HTTPError.unavailable("The data directory or its index is not usable: \(error)")
+            // The answer is anonymous: the details (paths, the index's own words) go to the log only.
+            logger.warning("Not ready", metadata: ["error": "\(error)"])
+            throw HTTPError.unavailable("The data directory or its index is not usable; the log says why.")
         }
         return Self.textResponse("ready\n")
     }

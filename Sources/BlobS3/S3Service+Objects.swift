@@ -289,6 +289,8 @@ extension S3Service {
         }
         headers += checksums
         headers = Self.overriding(headers, with: overrides)
+        // After the overrides: a response-content-type of text/html is as active as a stored one.
+        headers += ActiveContent.headers(contentType: headers.last { $0.name == "Content-Type" }?.value)
         guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
         if range.length <= 16 * 1024 {
             return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))

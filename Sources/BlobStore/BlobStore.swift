@@ -137,6 +137,9 @@ public final class BlobStore: Sendable {
         }
         switch options.index {
         case .sqlite:
+            // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
+            // mode, are blobd's only too.
+            close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
             let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
             self.index = CachedBlobIndex(index)
@@ -198,7 +201,7 @@ public final class BlobStore: Sendable {
         let entry = try pending.add(version)
         let descriptor: Int32
         do {
-            descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+            descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL)
         } catch {
             pending.forget(entry)
             throw error

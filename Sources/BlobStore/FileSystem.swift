@@ -28,9 +28,23 @@ enum FileSystem {
         }
     }
 
-    /// Opens `path`; the caller closes the returned descriptor.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(StoreError) -> Int32 {
-        Int32(try retrying("open \(path)") { Int(Glibc.open(path, flags | O_CLOEXEC, mode)) })
+    /// Files and folders blobd makes are its own only, whatever the umask: blobs are readable
+    /// by no other local user even without the systemd unit's `UMask=`.
+    static let fileMode: mode_t = 0o600
+    static let folderMode: mode_t = 0o700
+
+    /// Opens `path`; the caller closes the returned descriptor. With `O_CREAT` the file gets
+    /// `fileMode` exactly: the umask can only take bits away, so a umask that takes the owner's
+    /// (0277) is undone by fchmod.
+    static func open(_ path: String, _ flags: Int32) throws(StoreError) -> Int32 {
+        let descriptor = Int32(try retrying("open \(path)") { Int(Glibc.open(path, flags | O_CLOEXEC, fileMode)) })
+        // EPERM: a file that was there already and is not blobd's, which it leaves as it is.
+        if flags & O_CREAT != 0 && fchmod(descriptor, fileMode) != 0 && errno != EPERM {
+            let code = errno
+            close(descriptor)
+            throw error("fchmod \(path)", code)
+        }
+        return descriptor
     }
 
     /// fsync(2) of a file.
@@ -53,7 +67,11 @@ enum FileSystem {
     /// Creates a directory; returns false if it was already there.
     @discardableResult
     static func makeDirectory(_ path: String) throws(StoreError) -> Bool {
-        if mkdir(path, 0o755) == 0 { return true }
+        if mkdir(path, folderMode) == 0 {
+            // As for files: the umask may have taken the owner's bits.
+            guard chmod(path, folderMode) == 0 || errno == EPERM else { throw error("chmod \(path)", errno) }
+            return true
+        }
         if errno == EEXIST { return false }
         throw error("mkdir \(path)", errno)
     }

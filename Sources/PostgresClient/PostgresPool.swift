@@ -105,14 +105,30 @@ public final class PostgresPool: Sendable {
         return result
     }
 
-    /// The URL without its password, for logs.
+    /// The URL without its passwords, for logs: `user:***@` in the authority and `password=***`
+    /// (and `sslpassword=***`) in the query or a `key=value` string.
     public static func redacted(_ url: String) -> String {
-        if let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") {
-            let userInfo = url[scheme.upperBound..<at]
-            if let colon = userInfo.firstIndex(of: ":") {
-                return String(url[..<colon]) + ":***" + String(url[at...])
-            }
+        guard let scheme = url.range(of: "://") else {
+            return url.split(separator: " ").map { hidesValue($0) ? String($0.prefix { $0 != "=" }) + "=***" : String($0) }.joined(separator: " ")
         }
-        return url.split(separator: " ").map { $0.hasPrefix("password=") ? "password=***" : String($0) }.joined(separator: " ")
+        var result = String(url[..<scheme.upperBound])
+        var rest = url[scheme.upperBound...]
+        // libpq takes the user information up to the first `@` before any `/`.
+        let beforePath = rest.prefix { $0 != "/" }
+        if let at = beforePath.firstIndex(of: "@") {
+            let userInfo = rest[..<at]
+            result += userInfo.firstIndex(of: ":").map { String(userInfo[..<$0]) + ":***" } ?? String(userInfo)
+            rest = rest[at...]
+        }
+        guard let question = rest.firstIndex(of: "?") else { return result + rest }
+        result += rest[...question]
+        let query = rest[rest.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
+        return result + query.map { hidesValue($0) ? String($0.prefix { $0 != "=" }) + "=***" : String($0) }.joined(separator: "&")
+    }
+
+    /// A `name=value` parameter whose value is a secret.
+    private static func hidesValue(_ parameter: Substring) -> Bool {
+        let name = parameter.prefix { $0 != "=" }.lowercased()
+        return parameter.contains("=") && (name == "password" || name == "sslpassword")
     }
 }

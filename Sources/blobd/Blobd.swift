@@ -17,7 +17,7 @@ struct Blobd: ParsableCommand {
             --tokens-file, --index, --node-id, ...), each also a BLOBD_* variable.
             """,
         version: blobdVersion,
-        subcommands: [Serve.self, Fsck.self, MigrateIndex.self],
+        subcommands: [Serve.self, CheckConfig.self, Fsck.self, MigrateIndex.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -26,18 +26,18 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve blobs over HTTP (the default command).")
 
     @Option(help: "Data directory (BLOBD_DATA_DIR; default ./data).") var dataDir: String?
-    @Option(help: "HOST:PORT to listen on; port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
+    @Option(help: "HOST:PORT to listen on (a host name, or :PORT for every IPv4 address); port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
     @Option(help: "HOST:PORT for the S3 dialect (path style) over the same store (BLOBD_S3_LISTEN; default off).") var s3Listen: String?
-    @Option(help: "Largest blob accepted, in bytes (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
+    @Option(help: "Largest blob accepted: bytes, or 10G, 512MiB, 5GB (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
     @Option(help: "File of 'TOKEN SCOPE[,SCOPE...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
     @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
     @Option(help: "Worker threads (BLOBD_THREADS; default the number of cores).") var threads: String?
-    @Option(help: "Seconds before an idle resumable upload is removed (BLOBD_UPLOAD_EXPIRY; default 86400).") var uploadExpiry: String?
-    @Option(help: "Refuse writes that would leave less free space than this, in bytes (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
+    @Option(help: "How long an idle resumable upload is kept: seconds, or 30m, 24h, 7d (BLOBD_UPLOAD_EXPIRY; default 24h).") var uploadExpiry: String?
+    @Option(help: "Refuse writes that would leave less free space than this: bytes, or 1G (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
-    @Option(help: "trace, debug, info, notice, warning, error or critical (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
+    @Option(help: "trace, debug, info, notice, warn(ing), err(or) or crit(ical) (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
     @Option(help: "Index: sqlite (in the data dir), or a postgres:// URL shared by several nodes on one shared data dir (BLOBD_INDEX; default sqlite).") var index: String?
     @Option(help: "This node's name in a cluster (BLOBD_NODE_ID; default the host name).") var nodeId: String?
@@ -46,10 +46,12 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         let configuration: Configuration
+        let access: AccessPolicy
         do {
             configuration = try resolve(environment: ProcessInfo.processInfo.environment)
+            access = try Self.accessPolicy(configuration)
         } catch let invalid as Configuration.Invalid {
-            throw ValidationError(invalid.description)
+            throw ValidationError(invalid.description)  // exit 64: a setting that will not fix itself
         }
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
         if configuration.logFormat == "json" {
@@ -57,7 +59,7 @@ struct Serve: ParsableCommand {
         } else {
             LoggingSystem.bootstrap { TextLogHandler(label: $0, logLevel: level) }
         }
-        try BlobdServer.run(configuration)
+        try BlobdServer.run(configuration, access: access)
     }
 
     /// Flags first, then `BLOBD_*` variables, then defaults.
@@ -67,18 +69,19 @@ struct Serve: ParsableCommand {
             Configuration.value(flag, name, environment: environment)
         }
         if let v = value(dataDir, "data-dir") { c.dataDirectory = v }
-        if let v = value(listen, "listen") { (c.host, c.port) = try Configuration.parseListen(v) }
-        if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try Configuration.parseListen(v) }
-        if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try Configuration.parseNumber(v, "max-blob-size") }
+        if let v = value(listen, "listen") { (c.host, c.port) = try SettingParsers.listen(v) }
+        if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try SettingParsers.listen(v, "s3-listen") }
+        if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try SettingParsers.size(v, "max-blob-size") }
         if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
         c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
-        if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try Configuration.parseNumber(v, "upload-expiry", min: 1) }
-        if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try Configuration.parseNumber(v, "min-free-bytes") }
-        if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try Configuration.parseNumber(v, "connection-timeout") }
+        if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
+        if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
+        if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try SettingParsers.wholeSeconds(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
         if let v = value(shutdownGrace, "shutdown-grace") {
-            guard let seconds = Double(v), seconds >= 0, seconds <= 3600 else {
-                throw Configuration.Invalid(description: "--shutdown-grace must be a number of seconds from 0 to 3600, got '\(v)'")
+            let seconds = try SettingParsers.duration(v, "shutdown-grace")
+            guard seconds <= 3600 else {
+                throw Configuration.Invalid(description: "--shutdown-grace must be at most 3600 seconds (1h), got '\(v)'")
             }
             c.shutdownGrace = seconds
         }
@@ -94,17 +97,12 @@ struct Serve: ParsableCommand {
             }
             c.nodeID = v
         }
-        if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = try Configuration.parseNumber(v, "reclaim-grace") }
+        if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = Int64(try SettingParsers.wholeSeconds(v, "reclaim-grace")) }
         if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
         if let v = value(threads, "threads") {
             c.threads = try Configuration.parseNumber(v, "threads", min: 1)
         }
-        if let v = value(logLevel, "log-level") {
-            guard Logger.Level(rawValue: v) != nil else {
-                throw Configuration.Invalid(description: "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(v)'")
-            }
-            c.logLevel = v
-        }
+        if let v = value(logLevel, "log-level") { c.logLevel = try SettingParsers.logLevel(v).rawValue }
         if let v = value(logFormat, "log-format") {
             guard v == "text" || v == "json" else {
                 throw Configuration.Invalid(description: "--log-format must be text or json, got '\(v)'")
@@ -112,5 +110,15 @@ struct Serve: ParsableCommand {
             c.logFormat = v
         }
         return c
+    }
+
+    /// The tokens file's policy; a missing, unreadable, malformed or exposed file is a setting
+    /// that will not fix itself.
+    static func accessPolicy(_ configuration: Configuration) throws -> AccessPolicy {
+        do {
+            return try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead)
+        } catch {
+            throw Configuration.Invalid(description: "--tokens-file: \(error)")
+        }
     }
 }

@@ -11,7 +11,7 @@ import PostgresClient
 /// Starting, running and stopping the server process.
 enum BlobdServer {
     /// Opens the store, serves until SIGTERM or SIGINT, drains and exits 0.
-    static func run(_ configuration: Configuration) throws -> Never {
+    static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
         let store: BlobStore
@@ -38,21 +38,11 @@ enum BlobdServer {
             fail("blobd: cannot open the data directory \(configuration.dataDirectory): \(error)")
         }
 
-        let access: AccessPolicy
-        do {
-            access = try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead)
-        } catch {
-            fail("blobd: \(error)")
-        }
         if access.isOpen {
             logger.warning("No tokens file: every request is allowed (open access); use --tokens-file to require tokens")
         } else {
             logger.info("Tokens loaded", metadata: ["tokens.count": "\(access.tokenCount)", "s3_keys.count": "\(access.s3KeyCount)",
                                                     "public_read": "\(access.publicRead)"])
-            if access.tokensFileIsExposed {
-                logger.warning("The tokens file is readable by others than its owner; chmod 600 it",
-                               metadata: ["tokens.file": "\(configuration.tokensFile ?? "")"])
-            }
         }
 
         let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)

@@ -35,17 +35,9 @@ struct Configuration: Sendable {
         flag ?? environment["BLOBD_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
     }
 
-    /// Parses `HOST:PORT` (`[::1]:8080` for IPv6).
-    static func parseListen(_ text: String) throws -> (host: String, port: UInt16) {
-        guard let colon = text.lastIndex(of: ":") else {
-            throw Invalid(description: "--listen must be HOST:PORT, got '\(text)'")
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = UInt16(text[text.index(after: colon)...]) else {
-            throw Invalid(description: "--listen must be HOST:PORT with a port 0-65535, got '\(text)'")
-        }
-        return (host, port)
+    /// Parses `HOST:PORT` (see `SettingParsers.listen`).
+    static func parseListen(_ text: String, _ name: String = "listen") throws -> (host: String, port: UInt16) {
+        try SettingParsers.listen(text, name)
     }
 
     /// Parses a non-negative integer setting.

@@ -10,8 +10,8 @@ struct MigrateIndex: ParsableCommand {
         commandName: "migrate-index",
         abstract: "Move a single-node data directory's index into PostgreSQL, for a cluster.",
         discussion: """
-            Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, bucket and unfinished upload; the files \\
-            stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \\
+            Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, bucket and unfinished upload; the files \
+            stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \
             stopped. At the end the SQLite index is renamed index.sqlite.migrated; then start the nodes with --index.
             """)
 

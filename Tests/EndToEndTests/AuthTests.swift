@@ -132,17 +132,19 @@ import Testing
         #expect(try curl(["-H", "Authorization: Bearer fresh-token", b + "/v1/blobs/big"]).status == 200)
     }
 
-    @Test func startupSaysWhetherAccessIsOpenAndWarnsAboutExposedTokens() throws {
+    @Test func startupSaysWhetherAccessIsOpenAndRefusesExposedOrBadTokens() throws {
         let open = try BlobdProcess()
         #expect(eventually { open.stderr.contains("open access") })
         let dir = TempDir()
         let file = tokensFile(dir)
         chmod(file, 0o644)
-        let exposed = try BlobdProcess(["--tokens-file", file])
-        #expect(eventually { exposed.stderr.contains("readable by others") })
-        let bad = try run(blobdExecutable(), ["--data-dir", dir.path + "/d", "--listen", "127.0.0.1:0",
-                                              "--tokens-file", dir.file("bad", Array("t wizard\n".utf8))], timeout: 30)
-        #expect(bad.status == 1)
+        let exposed = try run(blobdExecutable(), ["--data-dir", dir.path + "/d", "--listen", "127.0.0.1:0", "--tokens-file", file], timeout: 30)
+        #expect(exposed.status == 64)
+        #expect(exposed.stderr.contains("readable by others"))
+        let badFile = dir.file("bad", Array("t wizard\n".utf8))
+        chmod(badFile, 0o600)
+        let bad = try run(blobdExecutable(), ["--data-dir", dir.path + "/d", "--listen", "127.0.0.1:0", "--tokens-file", badFile], timeout: 30)
+        #expect(bad.status == 64)
         #expect(bad.stderr.contains("unknown scope"))
     }
 }

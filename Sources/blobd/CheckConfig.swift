@@ -1,0 +1,59 @@
+import ArgumentParser
+import BlobHTTP
+import Foundation
+import PostgresClient
+
+/// `blobd check-config [flags]`: what `blobd [flags]` would run with, checked without starting,
+/// as `nginx -t` does. It takes every flag of `blobd serve` and reads the same `BLOBD_*`
+/// variables and tokens file, but opens no data directory, binds no port and does not contact
+/// PostgreSQL.
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Check flags, BLOBD_* variables and the tokens file without starting (as nginx -t).",
+        discussion: "Prints what blobd would run with and exits 0, or prints the first error and exits 64 (as blobd itself does).")
+
+    @OptionGroup var serve: Serve
+
+    func run() throws {
+        let configuration: Configuration
+        let access: AccessPolicy
+        do {
+            configuration = try serve.resolve(environment: ProcessInfo.processInfo.environment)
+            access = try Serve.accessPolicy(configuration)
+        } catch let invalid as Configuration.Invalid {
+            printError("blobd check-config: \(invalid.description)")
+            throw ExitCode.validationFailure
+        }
+        for line in Self.summary(configuration, access: access) { print(line) }
+    }
+
+    /// One `name: value` line per setting, after a first line that says the check passed.
+    static func summary(_ c: Configuration, access: AccessPolicy) -> [String] {
+        func address(_ host: String, _ port: UInt16) -> String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+        var isDirectory: ObjCBool = false
+        let dataDirectory = FileManager.default.fileExists(atPath: c.dataDirectory, isDirectory: &isDirectory)
+            ? (isDirectory.boolValue ? "exists" : "not a directory") : "will be created"
+        let tokens = access.isOpen ? "none (open access)"
+            : "\(c.tokensFile ?? ""): \(access.tokenCount) bearer tokens, \(access.s3KeyCount) S3 keys"
+        return [
+            "blobd check-config: the configuration is valid",
+            "listen: \(address(c.host, c.port))",
+            "s3-listen: \(c.s3Listen.map { address($0.host, $0.port) } ?? "off")",
+            "data-dir: \(c.dataDirectory) (\(dataDirectory))",
+            "index: \(c.indexURL.map { PostgresPool.redacted($0) + " (not contacted)" } ?? "sqlite")",
+            "node-id: \(c.nodeID)",
+            "tokens-file: \(tokens)",
+            "public-read: \(c.publicRead)",
+            "max-blob-size: \(c.maxBlobSize.map { "\($0) bytes" } ?? "no limit")",
+            "min-free-bytes: \(c.minFreeBytes) bytes",
+            "upload-expiry: \(c.uploadExpiry) s",
+            "connection-timeout: \(c.connectionTimeout) s",
+            "max-connections: \(c.maxConnections)",
+            "shutdown-grace: \(c.shutdownGrace) s",
+            "threads: \(c.threads)",
+            "log-level: \(c.logLevel)",
+            "log-format: \(c.logFormat)",
+        ]
+    }
+}
