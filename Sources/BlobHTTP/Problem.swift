@@ -85,6 +85,8 @@ public struct Problem: Equatable, Sendable {
             switch error {
             case .badRequest(let detail):
                 self.init(400, "bad-request", "Bad request", detail)
+            case .digestMismatch(let detail):
+                self.init(400, "digest-mismatch", "Digest mismatch", detail)
             case .malformedMessage(let detail):
                 self.init(400, "malformed-message", "Malformed HTTP message", detail)
                 headers = [("Connection", "close")]
