@@ -24,26 +24,29 @@ extension BlobStore {
     /// keys that hold it past the prefix, as S3's ListObjects answers. `truncated` when more
     /// entries follow the page; the last entry's `name` is then the next page's `after`.
     ///
-    /// A cursor inside a folder (it holds the delimiter past the prefix) resumes after the whole
-    /// folder, so a folder is listed once across pages. Keys under a folder are skipped within a
-    /// batch by comparison and past a batch by moving the cursor: UTF-8 never holds the byte
-    /// 0xFF, so `folder + [0xFF]` sorts after every key in it.
+    /// A cursor that is a folder (as the last entry of a page is) resumes after every key in it,
+    /// so a folder is listed once across pages; any other cursor is a key, as in S3. Keys under
+    /// a folder are skipped within a batch by comparison and past a batch by moving the cursor:
+    /// UTF-8 never holds the byte 0xFF, so `folder + [0xFF]` sorts after every key in it.
     public func list(prefix: [UInt8], delimiter: [UInt8]?, after: [UInt8]?,
                      limit: Int) throws(StoreError) -> (entries: [ListingEntry], truncated: Bool) {
         guard limit > 0 else { return ([], false) }
+        // One more than a page tells whether another follows.
+        let probe = limit < Int.max ? limit + 1 : limit
         guard let delimiter, !delimiter.isEmpty else {
-            let records = try list(prefix: prefix, after: after, limit: limit + 1)
+            let records = try list(prefix: prefix, after: after, limit: probe)
             return (records.prefix(limit).map(ListingEntry.blob), records.count > limit)
         }
         var cursor = after
-        if let after, let folder = Self.folder(of: after, prefix: prefix, delimiter: delimiter) {
-            cursor = folder + [0xFF]
+        if let after, Self.folder(of: after, prefix: prefix, delimiter: delimiter) == after {
+            cursor = after + [0xFF]
         }
+        let batchSize = min(probe, Self.listingBatch)
         var entries: [ListingEntry] = []
         // The folder being rolled up.
         var rolling: [UInt8]?
         while true {
-            let batch = try list(prefix: prefix, after: cursor, limit: Self.listingBatch)
+            let batch = try list(prefix: prefix, after: cursor, limit: batchSize)
             for record in batch {
                 let key = record.key.bytes
                 if let rolling, key.starts(with: rolling) { continue }
@@ -55,7 +58,7 @@ extension BlobStore {
                     entries.append(.blob(record))
                 }
             }
-            guard batch.count == Self.listingBatch, let last = batch.last else { return (entries, false) }
+            guard batch.count == batchSize, let last = batch.last else { return (entries, false) }
             cursor = last.key.bytes
             if let rolling, let moved = cursor, moved.starts(with: rolling) { cursor = rolling + [0xFF] }
         }

@@ -164,6 +164,10 @@ import Testing
         let resumed = try curl([blobd.baseURL + "/v1/blobs/photos/?limit=1&after=photos%2F2019%2F"])
         #expect(resumed.json["prefixes"] as? [String] == ["photos/2020/"])
         #expect(resumed.json["next"] as? String == "photos/2020/")
+        // Any other cursor is a key, as S3's start-after: the rest of its folder is listed.
+        let fromKey = try curl([blobd.baseURL + "/v1/blobs/photos/?after=photos%2F2019%2Fx.jpg"])
+        #expect(fromKey.json["prefixes"] as? [String] == ["photos/2019/", "photos/2020/"])
+        #expect(names(fromKey.json) == ["photos/cover.jpg", "photos/readme"])
     }
 
     /// Blob-Meta-* is stored as S3 stores x-amz-meta-*, and each dialect reads the other's.
