@@ -67,19 +67,20 @@ extension BlobService {
     /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
     /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400. An
     /// absent or empty media type, or curl's form default, is guessed from the extension of
-    /// `name` (the key, or a file name), else `application/octet-stream` (`MediaTypes.stored`).
+    /// `typeName` (the key, or a file name), else `application/octet-stream` (`MediaTypes.stored`).
     public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?,
                                   contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
                                   userMetadata: [(name: String, value: String)] = [],
-                                  typeGuessedFrom name: String? = nil) throws(HTTPError) -> BlobAttributes {
+                                  typeGuessedFrom typeName: String? = nil) throws(HTTPError) -> BlobAttributes {
         var metadata: [BlobAttributes.UserMetadatum] = []
         for (name, text) in userMetadata {
             let lowered = name.lowercased()
             guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
-            // One value may take the whole 2 KB that S3 allows for all of them (checked by the S3 dialect).
-            metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)", maxLength: 2048) ?? ""))
+            // One value may take the whole 2 KB that S3 allows for all of them (the total is checked by
+            // each dialect: userMetadataBytes).
+            metadata.append(.init(name: lowered, value: try fieldValue(text, "The metadata field \(lowered)", maxLength: 2048) ?? ""))
         }
-        return BlobAttributes(contentType: MediaTypes.stored(sent: try fieldValue(contentType, "Content-Type"), name: name),
+        return BlobAttributes(contentType: MediaTypes.stored(sent: try fieldValue(contentType, "Content-Type"), name: typeName),
                               cacheControl: try fieldValue(cacheControl, "Cache-Control"),
                               contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),
                               contentEncoding: try fieldValue(contentEncoding, "Content-Encoding"),
