@@ -7,30 +7,58 @@ extension BlobService {
     /// Largest page size; larger requests are clamped.
     static let maxListLimit = 10_000
 
-    /// GET /v1/blobs?prefix=&after=&limit=: one page in bytewise key order, with a `next` cursor.
-    func list(_ head: HTTPRequestHead) throws -> HTTPResponse {
+    /// GET /v1/blobs?prefix=&delimiter=&after=&limit=: one page in bytewise key order, with a
+    /// `next` cursor; with a delimiter, the folders under the prefix in `prefixes`, as S3 lists
+    /// common prefixes. `folder` (GET /v1/blobs/photos/): that folder, as `prefix=photos/` with
+    /// `delimiter=/` (empty for /v1/blobs/, the top level).
+    func list(_ head: HTTPRequestHead, folder: [UInt8]? = nil) throws -> HTTPResponse {
         guard let query = PercentEncoding.decodeQuery(head.query ?? []) else {
             throw HTTPError.badRequest("The query string has an invalid percent-encoding.")
         }
         func parameter(_ name: String) -> [UInt8]? { query.first { $0.name == name }?.value }
 
-        var limit = Self.defaultListLimit
-        if let raw = parameter("limit") {
-            guard !raw.isEmpty, raw.allSatisfy({ (0x30...0x39).contains($0) }) else {
-                throw HTTPError.badRequest("limit must be a positive integer.")
-            }
-            let digits = raw.drop { $0 == 0x30 }
-            let value = digits.count > 9 ? Self.maxListLimit : Int(String(decoding: digits, as: UTF8.self)) ?? 0
-            guard value > 0 else { throw HTTPError.badRequest("limit must be a positive integer.") }
-            limit = min(value, Self.maxListLimit)
+        let limit = try Self.listLimit(parameter("limit"))
+        let prefix = folder ?? parameter("prefix") ?? []
+        let delimiter = folder == nil ? parameter("delimiter") : Array("/".utf8)
+        if let delimiter, String(validating: delimiter, as: UTF8.self) == nil {
+            throw HTTPError.badRequest("delimiter must be UTF-8.")
         }
-        // One extra row tells whether another page follows.
-        let records = try store.list(prefix: parameter("prefix") ?? [], after: parameter("after"), limit: limit + 1)
-        let page = records.prefix(limit)
-        let next: JSON = records.count > limit ? page.last.map { .string($0.key.rawValue) } ?? .null : .null
-        return Self.jsonResponse(status: 200, .object([
-            ("blobs", .array(page.map(Self.json))),
-            ("next", next),
-        ]))
+        let page = try store.list(prefix: prefix, delimiter: delimiter, after: parameter("after"), limit: limit)
+        let next: JSON = page.truncated ? page.entries.last.map { .string(String(decoding: $0.name, as: UTF8.self)) } ?? .null : .null
+        var blobs: [JSON] = []
+        var folders: [JSON] = []
+        for entry in page.entries {
+            switch entry {
+            case .blob(let record): blobs.append(Self.json(record))
+            case .folder(let name): folders.append(.string(String(decoding: name, as: UTF8.self)))
+            }
+        }
+        var members: [(String, JSON)] = [("blobs", .array(blobs))]
+        if let delimiter, !delimiter.isEmpty { members.append(("prefixes", .array(folders))) }
+        members.append(("next", next))
+        return Self.jsonResponse(status: 200, .object(members))
+    }
+
+    /// The `limit` parameter: a positive integer, clamped to `maxListLimit`.
+    private static func listLimit(_ raw: [UInt8]?) throws(HTTPError) -> Int {
+        guard let raw else { return defaultListLimit }
+        guard !raw.isEmpty, raw.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .badRequest("limit must be a positive integer.")
+        }
+        let digits = raw.drop { $0 == 0x30 }
+        let value = digits.count > 9 ? maxListLimit : Int(String(decoding: digits, as: UTF8.self)) ?? 0
+        guard value > 0 else { throw .badRequest("limit must be a positive integer.") }
+        return min(value, maxListLimit)
+    }
+
+    /// The folder a GET or HEAD of `/v1/blobs/photos/` lists (`photos/`), or nil when the path
+    /// names a blob; `/v1/blobs/` is the top level (an empty prefix).
+    static func folder(_ raw: ArraySlice<UInt8>) throws -> [UInt8]? {
+        guard raw.last == UInt8(ascii: "/") || raw.isEmpty else { return nil }
+        guard raw.count > 1 else {
+            if raw.isEmpty { return [] }
+            throw HTTPError.badRequest("The key's path has an empty segment; send a slash that belongs to the key as %2F.")
+        }
+        return try key(raw.dropLast()).bytes + [UInt8(ascii: "/")]
     }
 }

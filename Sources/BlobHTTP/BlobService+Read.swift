@@ -44,6 +44,7 @@ extension BlobService {
         if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
         if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
         headers += ActiveContent.headers(contentType: record.contentType)
+        for field in record.attributes.userMetadata { headers.append((Self.metadataFieldName(field.name), field.value)) }
         switch rangePlan(head, record: record) {
         case .full:
             headers.append(("Content-Type", record.contentType))
@@ -88,5 +89,12 @@ extension BlobService {
             }
         }
         return RangePlan.plan(specs, size: record.size)
+    }
+
+    /// `Blob-Meta-Name` for the stored (lowercase) metadata name `name`: each word capitalised,
+    /// as header fields are usually written (names are case-insensitive either way).
+    static func metadataFieldName(_ name: String) -> String {
+        "Blob-Meta-" + name.split(separator: "-", omittingEmptySubsequences: false).map { $0.prefix(1).uppercased() + $0.dropFirst() }
+            .joined(separator: "-")
     }
 }

@@ -49,7 +49,9 @@ extension BlobService {
         let key = try metadata["key"].map { try BlobKey(validating: $0) }
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
         let attributes = try Self.attributes(contentType: text("content-type") ?? text("filetype"),
-                                             cacheControl: text("cache-control"), contentDisposition: text("content-disposition"))
+                                             cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
+                                             typeGuessedFrom: [text("key"), text("filename")].compactMap { $0 }
+                                                 .first { MediaTypes.guess($0) != nil })
         if head.hasBody { try requireOffsetStream(head) }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let upload = try store.createUpload(

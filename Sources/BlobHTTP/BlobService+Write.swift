@@ -1,4 +1,5 @@
 import BlobStore
+import Foundation
 import MicroHTTPD
 
 extension BlobService {
@@ -14,12 +15,46 @@ extension BlobService {
         let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                              contentDisposition: head["Content-Disposition"],
                                              contentEncoding: head["Content-Encoding"], contentLanguage: head["Content-Language"],
-                                             expires: head["Expires"])
+                                             expires: head["Expires"], userMetadata: try Self.blobMetadata(head),
+                                             typeGuessedFrom: key?.rawValue)
+        let expectedMD5 = try Self.contentMD5(head)
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
-        let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256)
+        // MD5 only when a Content-MD5 asks for it: it costs more CPU than SHA-256.
+        let hasher = expectedMD5.map { _ in BodyHasher(md5: true, expectedSize: contentLength) }
+        let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
         return .receive(UploadConsumer(
-            service: self, stream: stream, key: key, attributes: attributes,
+            service: self, stream: stream, key: key, attributes: attributes, expectedMD5: expectedMD5,
             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+    }
+
+    /// The prefix of the header fields that carry user metadata on /v1; S3 names the same
+    /// metadata `x-amz-meta-*`.
+    static let metadataPrefix = "blob-meta-"
+    /// S3's limit on user metadata: the UTF-8 bytes of every name (without its prefix) and value.
+    public static let maxUserMetadataBytes = 2048
+
+    /// The bytes S3 counts against `maxUserMetadataBytes`.
+    public static func userMetadataBytes(_ fields: [(name: String, value: String)]) -> Int {
+        fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.trimmingOWS().utf8.count }
+    }
+
+    /// The `Blob-Meta-*` fields of a PUT or POST (names without the prefix), at most 2 KB in all.
+    static func blobMetadata(_ head: HTTPRequestHead) throws(HTTPError) -> [(name: String, value: String)] {
+        let fields = head.headers.filter { $0.name.lowercased().hasPrefix(metadataPrefix) }
+            .map { (name: String($0.name.dropFirst(metadataPrefix.count)), value: $0.value) }
+        guard userMetadataBytes(fields) <= maxUserMetadataBytes else {
+            throw .badRequest("The Blob-Meta-* fields hold more than \(maxUserMetadataBytes) bytes of names and values (S3's limit).")
+        }
+        return fields
+    }
+
+    /// The MD5 a `Content-MD5` field (RFC 1864, as S3 takes it) announces: base64 of 16 bytes, or 400.
+    static func contentMD5(_ head: HTTPRequestHead) throws(HTTPError) -> [UInt8]? {
+        guard let value = head["Content-MD5"] else { return nil }
+        guard let digest = Data(base64Encoded: String(value.trimmingOWS())), digest.count == 16 else {
+            throw .badRequest("Content-MD5 must be the base64 of a 16-byte MD5 digest.")
+        }
+        return Array(digest)
     }
 
     /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
@@ -30,19 +65,22 @@ extension BlobService {
     }
 
     /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
-    /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400; an
-    /// absent or empty media type is `application/octet-stream`.
+    /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400. An
+    /// absent or empty media type, or curl's form default, is guessed from the extension of
+    /// `typeName` (the key, or a file name), else `application/octet-stream` (`MediaTypes.stored`).
     public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?,
                                   contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
-                                  userMetadata: [(name: String, value: String)] = []) throws(HTTPError) -> BlobAttributes {
+                                  userMetadata: [(name: String, value: String)] = [],
+                                  typeGuessedFrom typeName: String? = nil) throws(HTTPError) -> BlobAttributes {
         var metadata: [BlobAttributes.UserMetadatum] = []
         for (name, text) in userMetadata {
             let lowered = name.lowercased()
             guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
-            // One value may take the whole 2 KB that S3 allows for all of them (checked by the S3 dialect).
-            metadata.append(.init(name: lowered, value: try fieldValue(text, "x-amz-meta-\(lowered)", maxLength: 2048) ?? ""))
+            // One value may take the whole 2 KB that S3 allows for all of them (the total is checked by
+            // each dialect: userMetadataBytes).
+            metadata.append(.init(name: lowered, value: try fieldValue(text, "The metadata field \(lowered)", maxLength: 2048) ?? ""))
         }
-        return BlobAttributes(contentType: try fieldValue(contentType, "Content-Type") ?? "application/octet-stream",
+        return BlobAttributes(contentType: MediaTypes.stored(sent: try fieldValue(contentType, "Content-Type"), name: typeName),
                               cacheControl: try fieldValue(cacheControl, "Cache-Control"),
                               contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),
                               contentEncoding: try fieldValue(contentEncoding, "Content-Encoding"),
@@ -83,15 +121,17 @@ final class UploadConsumer: HTTPBodyConsumer {
     private let key: BlobKey?
     private let attributes: BlobAttributes
     private let condition: (BlobRecord?) -> Bool
+    private let expectedMD5: [UInt8]?
     private var failure: (any Error)?
     private let inFlight: InFlightUpload
 
-    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, attributes: BlobAttributes,
+    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, attributes: BlobAttributes, expectedMD5: [UInt8]?,
          condition: @escaping (BlobRecord?) -> Bool) {
         self.service = service
         self.stream = stream
         self.key = key
         self.attributes = attributes
+        self.expectedMD5 = expectedMD5
         self.condition = condition
         self.inFlight = InFlightUpload(service.metrics)
     }
@@ -115,11 +155,16 @@ final class UploadConsumer: HTTPBodyConsumer {
     }
 
     private func commit(then respond: @escaping (HTTPResponse) -> Void) {
-        if let failure {
+        let md5: [UInt8]?
+        do {
+            if let failure { throw failure }
+            md5 = try checkedMD5()
+        } catch {
+            stream.abandon()
             inFlight.end()
-            return respond(service.failure(failure))
+            return respond(service.failure(error))
         }
-        stream.commit(as: key, attributes: attributes, if: condition) { [self] result in
+        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
             inFlight.end()
             switch result {
             case .success(let stored):
@@ -132,6 +177,17 @@ final class UploadConsumer: HTTPBodyConsumer {
                 respond(service.failure(error))
             }
         }
+    }
+
+    /// The body's MD5 when a Content-MD5 announced one, which it must equal (S3's BadDigest).
+    private func checkedMD5() throws -> [UInt8]? {
+        guard let expectedMD5 else { return nil }
+        let md5 = try stream.digests().md5 ?? []
+        guard md5 == expectedMD5 else {
+            throw HTTPError.digestMismatch("The body's MD5 is \(DigestField.base64(md5)), not the Content-MD5 "
+                                           + "\(DigestField.base64(expectedMD5)); nothing was stored.")
+        }
+        return md5
     }
 
     func abandon() {

@@ -109,6 +109,7 @@ public final class BlobService: HTTPHandler {
             case (.blob(let rawKey), "DELETE"):
                 return .respond(try delete(head, key: Self.key(rawKey)))
             case (.blob(let rawKey), _):
+                if let folder = try Self.folder(rawKey) { return .respond(try list(head, folder: folder)) }
                 return read(head, key: try Self.key(rawKey))
             }
         } catch {

@@ -23,4 +23,6 @@ public enum HTTPError: Error, Equatable, Sendable {
     /// The request uses an HTTP feature blobd does not implement (a transfer coding other than
     /// chunked); the connection is closed after the answer.
     case notImplemented(String)
+    /// The body does not match a digest its head announced (Content-MD5); the detail says how.
+    case digestMismatch(String)
 }

@@ -39,6 +39,10 @@ public struct Problem: Equatable, Sendable {
                 self.init(400, "digest-mismatch", "Digest mismatch",
                           "The body's sha-256 is \(DigestField.format(sha256: actual)), "
                           + "not the announced \(DigestField.format(sha256: expected)); nothing was stored.")
+            case .keyNotContentDigest(let actual):
+                self.init(400, "key-digest-mismatch", "Key is not the content's digest",
+                          "A key of 64 hex digits is content-addressed: it may only hold the bytes whose SHA-256 it is. "
+                          + "This body's SHA-256 is \(hex(actual)); nothing was stored.")
             case .insufficientStorage, .index(.full):
                 self.init(507, "insufficient-storage", "Insufficient storage",
                           "The data directory does not have enough free space; nothing was stored.")
@@ -81,6 +85,8 @@ public struct Problem: Equatable, Sendable {
             switch error {
             case .badRequest(let detail):
                 self.init(400, "bad-request", "Bad request", detail)
+            case .digestMismatch(let detail):
+                self.init(400, "digest-mismatch", "Digest mismatch", detail)
             case .malformedMessage(let detail):
                 self.init(400, "malformed-message", "Malformed HTTP message", detail)
                 headers = [("Connection", "close")]

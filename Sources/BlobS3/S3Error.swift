@@ -107,6 +107,7 @@ struct S3Error: Error, Equatable {
                 self.init(.invalidPart, "One or more of the specified parts could not be found or its ETag did not match (part \(number)).")
             case .invalidPartOrder: self.init(.invalidPartOrder, "The list of parts was not in ascending order.")
             case .uploadBusy: self.init(.operationAborted, "A conflicting operation is in progress on this upload; retry it.")
+            case .keyNotContentDigest: self.init(.badDigest, "A key of 64 hex digits may only hold the bytes whose SHA-256 it is.")
             case .checksumMismatch: self.init(.badDigest, "The checksum you specified did not match the calculated checksum.")
             case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
             case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")

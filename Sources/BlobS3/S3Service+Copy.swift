@@ -30,7 +30,7 @@ extension S3Service {
         }
         let algorithm = try head["x-amz-checksum-algorithm"].map { try ChecksumAlgorithm(header: "x-amz-checksum-algorithm", $0) }
         let blob = try openCopySource(head, source)
-        let attributes = directive == "REPLACE" ? try Self.attributes(head) : blob.record.attributes
+        let attributes = directive == "REPLACE" ? try Self.attributes(head, key: key) : blob.record.attributes
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size, md5: false) }
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)

@@ -9,7 +9,7 @@ extension S3Service {
     /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry.
     func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
         let checksum = try MultipartChecksum(head)
-        let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head),
+        let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head, key: key),
                                                lifetime: Self.multipartLifetime, checksum: checksum?.stored)
         var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)

@@ -18,7 +18,7 @@ extension S3Service {
         }
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
         try checkWrite(preconditions, key: blobKey)
-        let attributes = try Self.attributes(head)
+        let attributes = try Self.attributes(head, key: key)
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
@@ -162,20 +162,23 @@ extension S3Service {
 
     /// What a PutObject, or a CopyObject with REPLACE, stores with the object: the standard
     /// headers and `x-amz-meta-*`; `aws-chunked` is dropped from Content-Encoding (it is framing).
-    static func attributes(_ head: HTTPRequestHead) throws -> BlobAttributes {
+    /// Without a Content-Type (or with curl's form default) the type is guessed from the key's
+    /// extension, as aws-cli and rclone do before they send.
+    static func attributes(_ head: HTTPRequestHead, key: String) throws -> BlobAttributes {
         let encoding = head["Content-Encoding"].map { value in
             value.split(separator: ",").map { $0.trimmingOWS() }.filter { $0.lowercased() != "aws-chunked" }.joined(separator: ", ")
         }
         let prefix = "x-amz-meta-"
         let metadata = head.headers.filter { $0.name.lowercased().hasPrefix(prefix) }
             .map { (name: String($0.name.dropFirst(prefix.count)), value: $0.value) }
-        // S3 counts the UTF-8 bytes of every name and value, and allows 2 KB.
-        guard metadata.reduce(0, { $0 + $1.name.utf8.count + $1.value.trimmingOWS().utf8.count }) <= 2048 else {
+        // S3 counts the UTF-8 bytes of every name and value, and allows 2 KB (so does /v1).
+        guard BlobService.userMetadataBytes(metadata) <= BlobService.maxUserMetadataBytes else {
             throw S3Error(.metadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size.")
         }
         return try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                           contentDisposition: head["Content-Disposition"], contentEncoding: encoding,
-                                          contentLanguage: head["Content-Language"], expires: head["Expires"], userMetadata: metadata)
+                                          contentLanguage: head["Content-Language"], expires: head["Expires"], userMetadata: metadata,
+                                          typeGuessedFrom: key)
     }
 
     static func hexBytes(_ text: String) -> [UInt8]? {

@@ -59,6 +59,33 @@ public struct BlobKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The key's UTF-8 bytes.
     public var bytes: [UInt8] { Array(rawValue.utf8) }
 
+    /// The SHA-256 a key of exactly 64 hex digits (either case) names: such a key is
+    /// content-addressed (what `POST /v1/blobs` stores at), and only the bytes with that digest
+    /// may be stored at it. Nil for every other key.
+    public var contentAddress: [UInt8]? {
+        let digits = rawValue.utf8
+        guard digits.count == 64 else { return nil }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        var high: UInt8?
+        for digit in digits {
+            let value: UInt8
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = digit - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                digest.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return digest
+    }
+
     public var description: String { rawValue }
 
     /// Bytewise order, as the listing promises (not Swift's Unicode string order).

@@ -332,6 +332,13 @@ public final class BlobStore: Sendable {
     private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
                         if condition: @escaping (BlobRecord?) -> Bool,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+        // A content-addressed key holds only the bytes it names: no write can poison it in
+        // advance (a PUT, a tus upload naming it, or anything else that commits).
+        if let address = record.key.contentAddress, address != record.sha256 {
+            FileSystem.remove(path(of: record))
+            completion(.failure(.keyNotContentDigest(actual: record.sha256)))
+            return
+        }
         crash(at: .afterLink)
         if options.commitDelay > 0 { usleep(UInt32(min(options.commitDelay, 60) * 1_000_000)) }
         // The index fsyncs the file's folder before the transaction (see `init`).

@@ -73,8 +73,10 @@ public final class BlobWriteStream {
                 blobKey = key
             } else {
                 // Content-addressed: if these bytes are already stored, nothing needs writing.
+                // Only if they are: a record whose SHA-256 differs (stored before PUTs at such
+                // keys were checked) is replaced by the bytes its key names.
                 blobKey = try BlobKey(hex(digest))
-                if let existing = try store.record(for: blobKey) {
+                if let existing = try store.record(for: blobKey), existing.sha256 == digest {
                     abandon()
                     completion(.success(StoredBlob(record: existing, created: false)))
                     return

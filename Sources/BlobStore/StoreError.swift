@@ -10,6 +10,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case tooLarge(limit: UInt64)
     /// The body's SHA-256 differs from the digest the client announced.
     case digestMismatch(expected: [UInt8], actual: [UInt8])
+    /// The key is 64 hex digits (content-addressed) but not the SHA-256 of the body, `actual`.
+    case keyNotContentDigest(actual: [UInt8])
     /// The disk is full, or free space would fall below the configured minimum.
     case insufficientStorage
     /// No resumable upload with this id.
@@ -69,6 +71,7 @@ extension StoreError: CustomStringConvertible {
         case .preconditionFailed: "precondition failed"
         case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
         case .digestMismatch: "the body does not match its announced digest"
+        case .keyNotContentDigest: "the key is 64 hex digits but not the body's SHA-256"
         case .insufficientStorage: "not enough free space in the data directory"
         case .uploadNotFound: "no upload with this id"
         case .uploadExpired: "the upload expired"
