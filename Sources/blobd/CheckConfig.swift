@@ -26,6 +26,21 @@ struct CheckConfig: ParsableCommand {
             throw ExitCode.validationFailure
         }
         for line in Self.summary(configuration, access: access) { print(line) }
+        for name in Self.unknownVariables(ProcessInfo.processInfo.environment, of: serve) {
+            printError("blobd check-config: warning: \(name) is no setting of blobd (a typo?); it is ignored")
+        }
+    }
+
+    /// `BLOBD_*` variables that name no flag of `serve` (a misspelt one is silently ignored
+    /// otherwise). `BLOBD_TEST_*` are the tests' own.
+    static func unknownVariables(_ environment: [String: String], of serve: Serve) -> [String] {
+        let known = Set(Mirror(reflecting: serve).children.compactMap(\.label).map { label in
+            "BLOBD_" + label.drop { $0 == "_" }.reduce(into: "") { name, character in
+                if character.isUppercase { name += "_" }
+                name += character.uppercased()
+            }
+        })
+        return environment.keys.filter { $0.hasPrefix("BLOBD_") && !$0.hasPrefix("BLOBD_TEST_") && !known.contains($0) }.sorted()
     }
 
     /// One `name: value` line per setting, after a first line that says the check passed.
