@@ -11,6 +11,8 @@ struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Check flags, BLOBD_* variables and the tokens file without starting (as nginx -t).",
+        // Said outright: with serve's flags as an option group, the generated usage would read `blobd serve check-config`.
+        usage: "blobd check-config [<serve flags>]",
         discussion: "Prints what blobd would run with and exits 0, or prints the first error and exits 64 (as blobd itself does).")
 
     @OptionGroup var serve: Serve
