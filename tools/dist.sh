@@ -24,14 +24,17 @@ rm -rf dist/stage && mkdir -p dist/stage
 name=blobd-$version-linux-$(uname -m)
 mkdir -p "dist/stage/$name/deploy"
 install -m 0755 "$binary" "dist/stage/$name/blobd"
+strip --strip-debug "dist/stage/$name/blobd"   # symbols stay, for backtraces
 install -m 0644 README.md openapi.yaml "dist/stage/$name/"
 cp -R deploy/. "dist/stage/$name/deploy/"
 tar -C dist/stage --owner=0 --group=0 -czf "dist/$name.tar.gz" "$name"
 
 # --- .deb --------------------------------------------------------------------------------
-# The packages that own each library the binary loads (usrmerge: try /usr too).
+# The packages that own each library the binary names (DT_NEEDED, where ldd finds it;
+# usrmerge: try /usr too). Their own dependencies come with them.
 depends=""
-for lib in $(ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'); do
+needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for lib in $(for name in $needed; do ldd "$binary" | awk -v n="$name" '$1 == n && $3 ~ /^\// { print $3 } $1 ~ "/" n "$" { print $1 }'; done | sort -u); do
     owner=""
     for path in "$lib" "$(readlink -f "$lib")" "/usr$lib"; do
         owner=$(dpkg -S "$path" 2>/dev/null | head -n 1 | cut -d: -f1) && [ -n "$owner" ] && break
@@ -43,6 +46,7 @@ depends=$(echo "$depends adduser" | tr ' ' '\n' | sed '/^$/d' | sort -u | paste 
 
 root=dist/stage/deb
 install -D -m 0755 "$binary" "$root/usr/bin/blobd"
+strip --strip-debug "$root/usr/bin/blobd"
 install -d -m 0755 "$root/lib/systemd/system" "$root/etc/blobd" "$root/usr/share/doc/blobd"
 sed 's#/usr/local/bin/blobd#/usr/bin/blobd#g' deploy/blobd.service >"$root/lib/systemd/system/blobd.service"
 chmod 0644 "$root/lib/systemd/system/blobd.service"

@@ -142,7 +142,8 @@ public final class AccessPolicy: Sendable {
     /// by a group is allowed, for a file owned by root and given to blobd's group, as the
     /// environment file is. fstat on the open file, so the mode checked is the file's read.
     static func read(_ path: String) throws(TokensFileError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO at the path must not hang the start or the SIGHUP (no effect on a file).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))")
         }

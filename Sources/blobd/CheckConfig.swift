@@ -11,6 +11,8 @@ struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Check flags, BLOBD_* variables and the tokens file without starting (as nginx -t).",
+        // Said outright: with serve's flags as an option group, the generated usage would read `blobd serve check-config`.
+        usage: "blobd check-config [<serve flags>]",
         discussion: "Prints what blobd would run with and exits 0, or prints the first error and exits 64 (as blobd itself does).")
 
     @OptionGroup var serve: Serve
@@ -26,6 +28,21 @@ struct CheckConfig: ParsableCommand {
             throw ExitCode.validationFailure
         }
         for line in Self.summary(configuration, access: access) { print(line) }
+        for name in Self.unknownVariables(ProcessInfo.processInfo.environment, of: serve) {
+            printError("blobd check-config: warning: \(name) is no setting of blobd (a typo?); it is ignored")
+        }
+    }
+
+    /// `BLOBD_*` variables that name no flag of `serve` (a misspelt one is silently ignored
+    /// otherwise). `BLOBD_TEST_*` are the tests' own.
+    static func unknownVariables(_ environment: [String: String], of serve: Serve) -> [String] {
+        let known = Set(Mirror(reflecting: serve).children.compactMap(\.label).map { label in
+            "BLOBD_" + label.drop { $0 == "_" }.reduce(into: "") { name, character in
+                if character.isUppercase { name += "_" }
+                name += character.uppercased()
+            }
+        })
+        return environment.keys.filter { $0.hasPrefix("BLOBD_") && !$0.hasPrefix("BLOBD_TEST_") && !known.contains($0) }.sorted()
     }
 
     /// One `name: value` line per setting, after a first line that says the check passed.

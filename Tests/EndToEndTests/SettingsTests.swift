@@ -73,8 +73,11 @@ import Testing
         let dir = TempDir()
         let tokens = dir.file("tokens", Array("t1 read\nt2 read,write\ns3 AKID SECRET read\n".utf8))
         chmod(tokens, 0o600)
-        let result = try Self.checkConfig(["--data-dir", dir.path], environment: ["BLOBD_TOKENS_FILE": tokens])
+        let result = try Self.checkConfig(["--data-dir", dir.path], environment: ["BLOBD_TOKENS_FILE": tokens, "BLOBD_MAX_BLOB_SIZ": "1G",
+                                                                                "BLOBD_PUBLIC_READ": "yes"])
         #expect(result.status == 0)
+        #expect(result.stderr == "blobd check-config: warning: BLOBD_MAX_BLOB_SIZ is no setting of blobd (a typo?); it is ignored\n")
+        #expect(result.lines.contains("public-read: true"))
         #expect(result.lines.first == "blobd check-config: the configuration is valid")
         #expect(result.lines.contains("tokens-file: \(tokens): 2 bearer tokens, 1 S3 keys"))
         #expect(result.lines.contains("data-dir: \(dir.path) (exists)"))
