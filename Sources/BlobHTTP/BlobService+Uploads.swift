@@ -14,7 +14,8 @@ extension BlobService {
         case (.uploads, _):
             return try createUpload(head)
         case (.upload(let id), "HEAD"):
-            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.upload(id)) + [Self.noStore]))
+            // An append still in progress (its client may be gone unnoticed) is stopped first.
+            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.currentUpload(id)) + [Self.noStore]))
         case (.upload(let id), "PATCH"):
             return try patchUpload(head, id: id)
         case (.upload(let id), _):
@@ -159,5 +160,10 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
     func abandon() {
         inFlight.end()
         append.abandon()
+    }
+
+    /// A newer request of this upload that stops this one also shuts its connection down.
+    func attach(_ connection: HTTPConnectionHandle) {
+        append.whenPreempted { connection.close() }
     }
 }

@@ -245,6 +245,10 @@ final class PartSink: S3BodySink {
     }
 
     func abandon() { part.abandon() }
+
+    func attach(_ connection: HTTPConnectionHandle) {
+        part.whenPreempted { connection.close() }
+    }
 }
 
 /// The checksum a Complete gives the object, for an upload that has one: made from the parts'

@@ -37,11 +37,19 @@ extension BlobStore {
         return record
     }
 
+    /// The upload `id` as it stands: an append to it on this node is stopped first, keeping the
+    /// bytes that arrived, so the offset is the durable one (tusd answers a HEAD so too).
+    public func currentUpload(_ id: String) throws(StoreError) -> UploadRecord {
+        preemptUpload(id)
+        return try upload(id)
+    }
+
     /// Starts appending at `offset`, which must be the upload's offset. `length` sets a deferred
-    /// length. Only one append per upload runs at a time (`.uploadBusy` otherwise).
+    /// length. Only one append per upload runs at a time: one in progress on this node is
+    /// stopped (see `Preemptible`), one on another node gives `.uploadBusy`.
     public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil,
                             lifetime: Int64) throws(StoreError) -> UploadAppend {
-        guard try claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
             guard !record.isComplete, offset == record.offset else { throw .offsetMismatch(current: record.offset) }
@@ -70,8 +78,10 @@ extension BlobStore {
             }
             record.expires = Int64(time(nil)) + lifetime
             // The append owns the descriptor and releases the claim when it ends.
-            return UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
-                                remaining: record.length.map { $0 - offset })
+            let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
+                                      remaining: record.length.map { $0 - offset })
+            holdUpload(id, by: append)
+            return append
         } catch {
             releaseUpload(id)
             throw error
@@ -81,7 +91,7 @@ extension BlobStore {
     /// Removes an upload (tus termination): its data file and its record.
     public func terminateUpload(_ id: String) throws(StoreError) {
         _ = try upload(id)
-        guard try claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         defer { releaseUpload(id) }
         try removeUpload(id)
     }

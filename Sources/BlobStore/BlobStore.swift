@@ -80,8 +80,11 @@ public final class BlobStore: Sendable {
     /// The shared index, in a cluster.
     let sharedIndex: PostgresBlobIndex?
     let logger: Logger
-    /// Uploads with an append (or termination) in progress.
-    private let busyUploads = Mutex<Set<String>>([])
+    /// Uploads with an append (or termination) in progress, with the request holding each
+    /// when a newer one may stop it.
+    private let busyUploads = Mutex<[String: ClaimHolder]>([:])
+    /// S3 parts being received, by `UPLOAD-NUMBER`.
+    let partsInFlight = Mutex<[String: ClaimHolder]>([:])
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the index.
@@ -460,17 +463,40 @@ public final class BlobStore: Sendable {
     static let claimLease: Int64 = 120
 
     /// Marks an upload busy; false if it already is, here or (in a cluster) on another node.
-    func claimUpload(_ id: String) throws(StoreError) -> Bool {
-        guard busyUploads.withLock({ $0.insert(id).inserted }) else { return false }
+    /// `preempting`: a request holding it on this node is stopped first (see `Preemptible`).
+    func claimUpload(_ id: String, preempting: Bool = false) throws(StoreError) -> Bool {
+        if try claimOnce(id) { return true }
+        guard preempting, let holder = busyUploads.withLock({ $0[id]?.request }) else { return false }
+        holder.preempt()
+        return try claimOnce(id)
+    }
+
+    private func claimOnce(_ id: String) throws(StoreError) -> Bool {
+        let claimed = busyUploads.withLock { claims in
+            guard claims[id] == nil else { return false }
+            claims[id] = ClaimHolder()
+            return true
+        }
+        guard claimed else { return false }
         guard let sharedIndex else { return true }
         do throws(StoreError) {
             if try sharedIndex.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
         } catch {
-            _ = busyUploads.withLock { $0.remove(id) }
+            _ = busyUploads.withLock { $0.removeValue(forKey: id) }
             throw error
         }
-        _ = busyUploads.withLock { $0.remove(id) }
+        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
         return false
+    }
+
+    /// Names the request that holds the claim on upload `id`, so a newer one can stop it.
+    func holdUpload(_ id: String, by request: any Preemptible) {
+        busyUploads.withLock { $0[id]?.request = request }
+    }
+
+    /// Stops the request holding upload `id` on this node, if any (a HEAD does, as in tusd).
+    func preemptUpload(_ id: String) {
+        busyUploads.withLock { $0[id]?.request }?.preempt()
     }
 
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
@@ -480,7 +506,7 @@ public final class BlobStore: Sendable {
 
     func releaseUpload(_ id: String) {
         sharedIndex?.releaseUpload(id, node: options.nodeID)
-        _ = busyUploads.withLock { $0.remove(id) }
+        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
     }
 
     /// The file holding `record`'s version.
