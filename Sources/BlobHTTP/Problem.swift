@@ -41,7 +41,7 @@ public struct Problem: Equatable, Sendable {
                           + "not the announced \(DigestField.format(sha256: expected)); nothing was stored.")
             case .insufficientStorage, .index(.full):
                 self.init(507, "insufficient-storage", "Insufficient storage",
-                          "The data directory does not have enough free space; nothing was stored.")
+                          "The data directory does not have enough free space; nothing was changed.")
             case .uploadNotFound:
                 self.init(404, "upload-not-found", "Upload not found", "No resumable upload has this id.")
             case .uploadExpired:

@@ -100,7 +100,7 @@ struct S3Error: Error, Equatable {
             case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
             case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
             case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
-            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was stored.")
+            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
             case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
             case .uploadNotFound: self.init(.noSuchUpload, "The specified upload does not exist.")
             case .invalidPart(let number):

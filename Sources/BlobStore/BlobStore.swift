@@ -71,6 +71,8 @@ public final class BlobStore: Sendable {
     /// The S3 dialect's multipart uploads.
     let multipartIndex: any MultipartIndex
     private let lock: DataDirectoryLock
+    /// Space only deletes and the index may use (see `SpaceReserve`).
+    let reserve: SpaceReserve
     /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
     private let blobFolders: [Int32]
     /// The versions being written, for `recover()`.
@@ -105,6 +107,8 @@ public final class BlobStore: Sendable {
         }
         try FileSystem.makeDirectory(nodeDirectory)
         self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
+        self.reserve = SpaceReserve(path: nodeDirectory + "/space-reserve")
+        if !reserve.isHeld { logger.warning("No room for the space reserve: deletes on a full disk may fail") }
         // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
         // rarely contend for the same folder's lock.
         try FileSystem.makeDirectory(directory + "/blobs")
@@ -217,13 +221,6 @@ public final class BlobStore: Sendable {
         hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
 
-    /// Throws `.insufficientStorage` if writing `needed` bytes would leave less than the minimum free.
-    public func checkFreeSpace(needed: UInt64 = 0) throws(StoreError) {
-        guard options.minFreeBytes > 0 || needed > 0, let free = FileSystem.freeBytes(at: directory) else { return }
-        let (total, overflow) = options.minFreeBytes.addingReportingOverflow(needed)
-        if overflow || free < total { throw .insufficientStorage }
-    }
-
     deinit { blobFolders.forEach { close($0) } }
 
     /// Number of blobs and their total size, from the index.
@@ -282,10 +279,18 @@ public final class BlobStore: Sendable {
         return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
 
-    /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record.
+    /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record. On a
+    /// full disk the space reserve is given up for it (see `SpaceReserve`).
     @discardableResult
     public func delete(_ key: BlobKey, if condition: (BlobRecord) -> Bool = { _ in true }) throws(StoreError) -> BlobRecord {
-        let removed = try index.remove(key, if: condition)
+        let removed: BlobRecord
+        do {
+            removed = try index.remove(key, if: condition)
+        } catch {
+            guard error == .insufficientStorage || error == .index(.full), reserve.release() else { throw error }
+            logger.warning("The disk is full: the space reserve went to a delete; writes wait until there is room for it again")
+            removed = try index.remove(key, if: condition)
+        }
         discard(removed.version)
         return removed
     }
