@@ -40,7 +40,7 @@ DEPLOY = "deploy"
 VARS = {
     "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "int",
     "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "int",
-    "MIN_FREE_BYTES": "int", "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
+    "MIN_FREE_BYTES": "int", "MAX_OPEN_UPLOADS": "int", "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
     "SHUTDOWN_GRACE": "seconds",
     "LOG_LEVEL": ("trace", "debug", "info", "notice", "warning", "error", "critical"),
     "LOG_FORMAT": ("text", "json"),

@@ -54,7 +54,8 @@ extension BlobService {
         if head.hasBody { try requireOffsetStream(head) }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let upload = try store.createUpload(
-            length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime)
+            length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime,
+            owner: access.uploadOwner(head))
         // An empty upload is complete at once; otherwise only a body needs an append.
         guard head.hasBody || length == 0 else {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", Self.location(ofUpload: upload.id))]))

@@ -74,6 +74,10 @@ public struct Problem: Equatable, Sendable {
                 self.init(500, "upload-state-invalid", "Upload state invalid",
                           "The saved state of this resumable upload is invalid, so it cannot go on; "
                           + "delete it and upload again.")
+            case .tooManyUploads(let limit):
+                self.init(429, "too-many-uploads", "Too many uploads",
+                          "This token (or, without tokens, this client address) has \(limit) unfinished uploads, the most "
+                          + "blobd allows (--max-open-uploads); finish or terminate some, or let them expire, first.")
             case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed):
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }

@@ -14,12 +14,13 @@ extension BlobStore {
     public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
 
     /// Starts a multipart upload to `key`; `checksum` is kept for its dialect (see `MultipartUpload`).
+    /// `owner` (a credential or client address) may have `maxOpenUploads` unfinished uploads at most.
     public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
-                                checksum: String? = nil) throws(StoreError) -> MultipartUpload {
+                                checksum: String? = nil, owner: String? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
         let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime,
                                      checksum: checksum)
-        try multipartIndex.insertMultipart(upload)
+        try multipartIndex.insertMultipart(upload, owner: owner, limit: options.maxOpenUploads)
         return upload
     }
 

@@ -6,9 +6,10 @@ import Glibc
 /// offset and SHA-256 state saved in the index after every request, the blob committed at the
 /// last byte exactly as a PUT commits.
 extension BlobStore {
-    /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle.
+    /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle. `owner`
+    /// (a credential or client address) may have `maxOpenUploads` unfinished uploads at most.
     public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, attributes: BlobAttributes,
-                             lifetime: Int64) throws(StoreError) -> UploadRecord {
+                             lifetime: Int64, owner: String? = nil) throws(StoreError) -> UploadRecord {
         if let limit = options.maxBlobSize, let length, length > limit { throw .tooLarge(limit: limit) }
         try checkFreeSpace(needed: length ?? 0)
         let id = FileSystem.randomID()
@@ -18,7 +19,7 @@ extension BlobStore {
         let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
                                   key: key, attributes: attributes, expires: Int64(time(nil)) + lifetime)
         do {
-            try uploadIndex.insert(record)
+            try uploadIndex.insert(record, owner: owner, limit: options.maxOpenUploads)
         } catch {
             FileSystem.remove(uploadPath(id))
             throw error

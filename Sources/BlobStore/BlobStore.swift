@@ -12,6 +12,9 @@ public struct BlobStoreOptions: Sendable {
     public var maxBlobSize: UInt64?
     /// Writes are refused while free space would fall below this many bytes.
     public var minFreeBytes: UInt64
+    /// Unfinished uploads (tus and multipart together) one credential, or in open access one
+    /// client address, may have; 0 for no limit.
+    public var maxOpenUploads: Int = 1000
     /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
     public var crashPoint: CrashPoint?
     /// For tests only: seconds every index commit of a new version waits first, so a test can
