@@ -110,7 +110,8 @@ public final class BlobStore: Sendable {
         }
         try FileSystem.makeDirectory(nodeDirectory)
         self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
-        self.reserve = SpaceReserve(path: nodeDirectory + "/space-reserve")
+        // In a cluster the index is PostgreSQL's, on its own disk: a reserve here would not help it.
+        self.reserve = SpaceReserve(path: directory + "/space-reserve", enabled: !options.isShared)
         if !reserve.isHeld { logger.warning("No room for the space reserve: deletes on a full disk may fail") }
         // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
         // rarely contend for the same folder's lock.

@@ -12,15 +12,15 @@ final class SpaceReserve: Sendable {
     /// The reserve file.
     let path: String
     /// Its size: 1 % of the file system, from 256 KiB to 16 MiB; 0 where the file system does
-    /// not say its size (then there is no reserve).
+    /// not say its size, or when not `enabled` (then there is no reserve).
     let size: UInt64
     private let held = Atomic<Bool>(false)
 
     /// Sizes the reserve for the file system holding `path`, and makes it whole if it can.
-    init(path: String) {
+    init(path: String, enabled: Bool) {
         self.path = path
         var info = statvfs()
-        if statvfs(Self.folder(of: path), &info) == 0, info.f_blocks > 0 {
+        if enabled, statvfs(Self.folder(of: path), &info) == 0, info.f_blocks > 0 {
             let total = UInt64(info.f_blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize))
             size = min(16 << 20, max(256 << 10, total.overflow ? 16 << 20 : total.partialValue / 100))
         } else {
