@@ -49,6 +49,37 @@ import Testing
         #expect(blobd.stop() == 0)
     }
 
+    /// The case: each PATCH's client closes its connection right after its last bytes,
+    /// a close libmicrohttpd's epoll misses; resuming at once still works.
+    @Test func resumingRightAfterADroppedConnectionWorksAtOnce() throws {
+        let blobd = try BlobdProcess()
+        let tus = Tus(blobd: blobd)
+        let mebibyte = 1 << 20
+        let bytes = testBytes(3 * mebibyte, seed: 144)
+        let location = try #require(try tus.create(length: bytes.count, metadata: ["key": "takeover/dropped"]).header("Location"))
+        let file = blobd.dataDir + "/uploads/" + (location.split(separator: "/").last.map(String.init) ?? "")
+        for round in 0..<2 {
+            let offset = round * mebibyte
+            let connection = try RawConnection(port: blobd.port)
+            let head = "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: \(offset)\r\n"
+                + "Content-Type: application/offset+octet-stream\r\nContent-Length: \(bytes.count - offset)\r\n\r\n"
+            connection.send(Array(head.utf8) + Array(bytes[offset..<offset + mebibyte]))
+            connection.hangUp()
+            #expect(eventually(within: 10) {
+                ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) == offset + mebibyte
+            })
+            let started = Date()
+            let resumed = try tus.head(location)
+            #expect(Date().timeIntervalSince(started) < 1)
+            #expect(resumed.status == 200)
+            #expect(resumed.header("Upload-Offset") == String(offset + mebibyte), "round \(round)")
+        }
+        let last = try tus.patch(location, offset: 2 * mebibyte, Array(bytes[(2 * mebibyte)...]))
+        #expect(last.status == 204, "\(last.text)")
+        #expect(try curl([blobd.baseURL + "/v1/blobs/takeover/dropped"]).body == bytes)
+        #expect(blobd.stop() == 0)
+    }
+
     @Test func patchOfAnUploadWhoseClientHangsTakesItOver() throws {
         let blobd = try BlobdProcess()
         let tus = Tus(blobd: blobd)
