@@ -40,7 +40,7 @@ DEPLOY = "deploy"
 VARS = {
     "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "size",
     "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "duration",
-    "MIN_FREE_BYTES": "size", "CONNECTION_TIMEOUT": "duration", "MAX_CONNECTIONS": "int",
+    "MIN_FREE_BYTES": "size", "MAX_OPEN_UPLOADS": "int", "CONNECTION_TIMEOUT": "duration", "MAX_CONNECTIONS": "int",
     "SHUTDOWN_GRACE": "duration",
     "LOG_LEVEL": ("trace", "debug", "info", "notice", "warn", "warning", "err", "error", "crit", "critical"),
     "LOG_FORMAT": ("text", "json"),

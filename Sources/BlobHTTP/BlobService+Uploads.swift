@@ -14,7 +14,8 @@ extension BlobService {
         case (.uploads, _):
             return try createUpload(head)
         case (.upload(let id), "HEAD"):
-            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.upload(id)) + [Self.noStore]))
+            // An append still in progress (its client may be gone unnoticed) is stopped first.
+            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.currentUpload(id)) + [Self.noStore]))
         case (.upload(let id), "PATCH"):
             return try patchUpload(head, id: id)
         case (.upload(let id), _):
@@ -55,7 +56,8 @@ extension BlobService {
         if head.hasBody { try requireOffsetStream(head) }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let upload = try store.createUpload(
-            length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime)
+            length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime,
+            owner: access.uploadOwner(head))
         // An empty upload is complete at once; otherwise only a body needs an append.
         guard head.hasBody || length == 0 else {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", Self.location(ofUpload: upload.id))]))
@@ -161,5 +163,10 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
     func abandon() {
         inFlight.end()
         append.abandon()
+    }
+
+    /// A newer request of this upload that stops this one also shuts its connection down.
+    func attach(_ connection: HTTPConnectionHandle) {
+        append.whenPreempted { connection.close() }
     }
 }

@@ -45,7 +45,7 @@ public struct Problem: Equatable, Sendable {
                           + "This body's SHA-256 is \(hex(actual)); nothing was stored.")
             case .insufficientStorage, .index(.full):
                 self.init(507, "insufficient-storage", "Insufficient storage",
-                          "The data directory does not have enough free space; nothing was stored.")
+                          "The data directory does not have enough free space; nothing was changed.")
             case .uploadNotFound:
                 self.init(404, "upload-not-found", "Upload not found", "No resumable upload has this id.")
             case .uploadExpired:
@@ -78,6 +78,10 @@ public struct Problem: Equatable, Sendable {
                 self.init(500, "upload-state-invalid", "Upload state invalid",
                           "The saved state of this resumable upload is invalid, so it cannot go on; "
                           + "delete it and upload again.")
+            case .tooManyUploads(let limit):
+                self.init(429, "too-many-uploads", "Too many uploads",
+                          "This token (or, without tokens, this client address) has \(limit) unfinished uploads, the most "
+                          + "blobd allows (--max-open-uploads); finish or terminate some, or let them expire, first.")
             case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed):
                 self.init(500, "internal-error", "Internal server error", "The server could not complete the request.")
             }

@@ -39,6 +39,8 @@ struct S3Error: Error, Equatable {
         case operationAborted = "OperationAborted"
         case notImplemented = "NotImplemented"
         case preconditionFailed = "PreconditionFailed"
+        /// Ceph RGW's code for a quota reached: here, the unfinished multipart uploads of a key.
+        case quotaExceeded = "QuotaExceeded"
         case requestTimeTooSkewed = "RequestTimeTooSkewed"
         case serviceUnavailable = "ServiceUnavailable"
         case signatureDoesNotMatch = "SignatureDoesNotMatch"
@@ -55,7 +57,7 @@ struct S3Error: Error, Equatable {
 
         var status: Int {
             switch self {
-            case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: 403
+            case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch, .quotaExceeded: 403
             case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration, .noSuchCORSConfiguration,
                  .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound: 404
@@ -100,7 +102,7 @@ struct S3Error: Error, Equatable {
             case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
             case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
             case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
-            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was stored.")
+            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
             case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
             case .uploadNotFound: self.init(.noSuchUpload, "The specified upload does not exist.")
             case .invalidPart(let number):
@@ -111,6 +113,9 @@ struct S3Error: Error, Equatable {
             case .checksumMismatch: self.init(.badDigest, "The checksum you specified did not match the calculated checksum.")
             case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
             case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
+            case .tooManyUploads(let limit):
+                self.init(.quotaExceeded, "This access key (or, without keys, this client address) has \(limit) unfinished "
+                          + "multipart uploads, the most blobd allows (--max-open-uploads); complete or abort some first.")
             case .index(.busy), .index(.unavailable):
                 self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
                 headers = [("Retry-After", "1")]

@@ -7,10 +7,13 @@ extension S3Service {
     static let multipartLifetime: Int64 = 24 * 3600
 
     /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry.
-    func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, requestID: String) throws -> HTTPResponse {
+    func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+                         requestID: String) throws -> HTTPResponse {
         let checksum = try MultipartChecksum(head)
+        // Counted against the access key, or without one (open access) the client's address.
+        let owner = authorized.map { "s3:" + $0.signed.accessKey } ?? AccessPolicy.addressOwner(head)
         let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head, key: key),
-                                               lifetime: Self.multipartLifetime, checksum: checksum?.stored)
+                                               lifetime: Self.multipartLifetime, checksum: checksum?.stored, owner: owner)
         var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)
             + "</InitiateMultipartUploadResult>", requestID: requestID)
@@ -243,6 +246,10 @@ final class PartSink: S3BodySink {
     }
 
     func abandon() { part.abandon() }
+
+    func attach(_ connection: HTTPConnectionHandle) {
+        part.whenPreempted { connection.close() }
+    }
 }
 
 /// The checksum a Complete gives the object, for an upload that has one: made from the parts'

@@ -573,6 +573,12 @@ protocol S3BodySink: AnyObject {
     /// `checksum` its verified `x-amz-checksum-*` as `algorithm:base64`.
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
     func abandon()
+    /// The connection the body arrives on (a part sent again shuts the earlier one's down).
+    func attach(_ connection: HTTPConnectionHandle)
+}
+
+extension S3BodySink {
+    func attach(_ connection: HTTPConnectionHandle) {}
 }
 
 /// The new object of a PutObject: committed atomically at the end.
@@ -703,5 +709,9 @@ final class S3PutConsumer: HTTPBodyConsumer {
 
     func abandon() {
         sink.abandon()
+    }
+
+    func attach(_ connection: HTTPConnectionHandle) {
+        sink.attach(connection)
     }
 }

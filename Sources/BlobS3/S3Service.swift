@@ -287,7 +287,7 @@ public final class S3Service: HTTPHandler {
         case (.bucket(let name), "POST") where has("delete"):
             return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
         case (.object(let bucket, let key), "POST") where has("uploads"):
-            return .respond(try createMultipart(head, bucket: bucket, key: key, requestID: requestID))
+            return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
         case (.object(let bucket, let key), "POST") where has("uploadId"):
             return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
         case (.object(let bucket, let key), "PUT") where has("uploadId"):

@@ -102,8 +102,8 @@ public protocol BucketIndex: Sendable {
 
 /// The resumable uploads (tus) the index keeps, so they survive restarts.
 public protocol UploadIndex: Sendable {
-    /// Adds a new upload.
-    func insert(_ upload: UploadRecord) throws(StoreError)
+    /// Adds a new upload of `owner` (see `MultipartIndex.insertMultipart`).
+    func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError)
     /// The upload with this id, if any.
     func upload(_ id: String) throws(StoreError) -> UploadRecord?
     /// Saves an upload's progress (offset, hash state, length, expiry).

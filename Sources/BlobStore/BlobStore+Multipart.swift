@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,12 +14,13 @@ extension BlobStore {
     public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
 
     /// Starts a multipart upload to `key`; `checksum` is kept for its dialect (see `MultipartUpload`).
+    /// `owner` (a credential or client address) may have `maxOpenUploads` unfinished uploads at most.
     public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
-                                checksum: String? = nil) throws(StoreError) -> MultipartUpload {
+                                checksum: String? = nil, owner: String? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
         let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime,
                                      checksum: checksum)
-        try multipartIndex.insertMultipart(upload)
+        try multipartIndex.insertMultipart(upload, owner: owner, limit: options.maxOpenUploads)
         return upload
     }
 
@@ -47,8 +50,22 @@ extension BlobStore {
         try checkFreeSpace(needed: expectedSize ?? 0)
         let temporary = "\(directory)/uploads/mp-\(upload.id)-\(number).tmp.\(FileSystem.randomID().prefix(8))"
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
-        return PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
-                               expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
+        let stream = PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
+                                     expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
+        // The same part sent again stops the earlier request, whose client has likely gone (see
+        // `Preemptible`): it could otherwise hold its connection and file until the timeout.
+        let earlier = partsInFlight.withLock { $0.updateValue(ClaimHolder(request: stream), forKey: stream.claim)?.request }
+        earlier?.preempt()
+        return stream
+    }
+
+    /// A part stream ended: it no longer holds its part number (unless a newer one took it).
+    func partEnded(_ stream: PartWriteStream) {
+        partsInFlight.withLock { parts in
+            // (A holder gone already, by deinit, reads as nil.)
+            if let holder = parts[stream.claim]?.request, holder !== stream { return }
+            parts.removeValue(forKey: stream.claim)
+        }
     }
 
     /// Completes upload `id` from `parts` (number and MD5, in ascending order) if `condition`
@@ -150,7 +167,11 @@ extension BlobStore {
 }
 
 /// One part being written: to a temporary file, then fsynced, renamed into place and listed.
-public final class PartWriteStream {
+/// The same part sent again may `preempt` it from another thread.
+///
+/// `@unchecked Sendable` is sound: every method runs under `lock`, so the request's thread and a
+/// preempting one never touch the writer at once.
+public final class PartWriteStream: Preemptible, @unchecked Sendable {
     private let store: BlobStore
     private let upload: String
     private let number: Int
@@ -159,6 +180,11 @@ public final class PartWriteStream {
     private let expectedSize: UInt64?
     private let expectedSHA256: [UInt8]?
     private var ended = false
+    /// What else stops the request when it is preempted (its connection is shut down).
+    private var onPreempt: (@Sendable () -> Void)?
+    private let lock = Mutex(())
+    /// The part it holds in `BlobStore.partsInFlight`.
+    let claim: String
 
     init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: Int32,
          expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
@@ -169,53 +195,83 @@ public final class PartWriteStream {
         self.writer = HashingFileWriter(descriptor: descriptor, expecting: expectedSize, bodyHasher: hasher)
         self.expectedSize = expectedSize
         self.expectedSHA256 = expectedSHA256
+        self.claim = "\(upload)-\(number)"
     }
 
     deinit { abandon() }
 
-    /// Appends bytes.
+    /// Runs `action` too when the same part sent again preempts this one.
+    public func whenPreempted(_ action: @escaping @Sendable () -> Void) {
+        lock.withLock { _ in onPreempt = action }
+    }
+
+    /// Appends bytes; `.uploadBusy` once the same part sent again has taken over.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        if let limit = store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit { throw .tooLarge(limit: limit) }
-        try writer.write(bytes)
+        try lock.withLock { _ throws(StoreError) in
+            guard !ended else { throw .uploadBusy }
+            if let limit = store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit { throw .tooLarge(limit: limit) }
+            try writer.write(bytes)
+        }
     }
 
     /// The digests of every byte written (`HashingFileWriter.digests()`).
     public func digests() throws(StoreError) -> BodyHasher.Digests {
-        try writer.digests()
+        try lock.withLock { _ throws(StoreError) in
+            guard !ended else { throw .uploadBusy }
+            return try writer.digests()
+        }
     }
 
     /// Makes the part durable and lists it, with `md5` (computed by the caller) as its ETag and
     /// `checksum` in its upload's algorithm.
     public func finish(md5: [UInt8], checksum: String? = nil) throws(StoreError) -> UploadedPart {
-        defer { abandon() }
-        try writer.flush()
-        if let expectedSHA256, writer.sha256 != expectedSHA256 {
-            throw .digestMismatch(expected: expectedSHA256, actual: writer.sha256)
-        }
-        try writer.sync()
-        writer.close()
-        let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)), checksum: checksum)
-        let path = store.partPath(upload, part)
-        try FileSystem.rename(temporary, path)
-        ended = true
-        try FileSystem.syncDirectory(store.directory + "/uploads")
-        do {
-            // The part replaced, if any, had other bytes under another name: its file goes.
-            if let previous = try store.multipartIndex.savePart(part, of: upload), previous.md5 != part.md5 {
-                FileSystem.remove(store.partPath(upload, previous))
+        try lock.withLock { _ throws(StoreError) in
+            guard !ended else { throw .uploadBusy }
+            defer { end() }
+            try writer.flush()
+            if let expectedSHA256, writer.sha256 != expectedSHA256 {
+                throw .digestMismatch(expected: expectedSHA256, actual: writer.sha256)
             }
-        } catch {
-            FileSystem.remove(path)
-            throw error
+            try writer.sync()
+            writer.close()
+            let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)), checksum: checksum)
+            let path = store.partPath(upload, part)
+            try FileSystem.rename(temporary, path)
+            ended = true
+            try FileSystem.syncDirectory(store.directory + "/uploads")
+            do throws(StoreError) {
+                // The part replaced, if any, had other bytes under another name: its file goes.
+                if let previous = try store.multipartIndex.savePart(part, of: upload), previous.md5 != part.md5 {
+                    FileSystem.remove(store.partPath(upload, previous))
+                }
+            } catch {
+                FileSystem.remove(path)
+                throw error
+            }
+            return part
         }
-        return part
     }
 
     /// Drops the part's temporary file. Idempotent.
     public func abandon() {
+        lock.withLock { _ in end() }
+    }
+
+    /// The same part sent again stops this one: its file goes and its connection is shut down.
+    public func preempt() {
+        let action = lock.withLock { _ -> (@Sendable () -> Void)? in
+            guard !ended else { return nil }
+            end()
+            return onPreempt
+        }
+        action?()
+    }
+
+    /// Closes the file, removes it unless it was renamed into place, and gives up the part number.
+    private func end() {
         writer.close()
-        guard !ended else { return }
+        if !ended { FileSystem.remove(temporary) }
         ended = true
-        FileSystem.remove(temporary)
+        store.partEnded(self)
     }
 }

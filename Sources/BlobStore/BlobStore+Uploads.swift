@@ -6,9 +6,10 @@ import Glibc
 /// offset and SHA-256 state saved in the index after every request, the blob committed at the
 /// last byte exactly as a PUT commits.
 extension BlobStore {
-    /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle.
+    /// Starts an upload. `length` nil defers it; `lifetime` is how long it may sit idle. `owner`
+    /// (a credential or client address) may have `maxOpenUploads` unfinished uploads at most.
     public func createUpload(length: UInt64?, metadata: String, key: BlobKey?, attributes: BlobAttributes,
-                             lifetime: Int64) throws(StoreError) -> UploadRecord {
+                             lifetime: Int64, owner: String? = nil) throws(StoreError) -> UploadRecord {
         if let length, length > sizeLimit { throw .tooLarge(limit: sizeLimit) }
         try checkFreeSpace(needed: length ?? 0)
         let id = FileSystem.randomID()
@@ -18,7 +19,7 @@ extension BlobStore {
         let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
                                   key: key, attributes: attributes, expires: Int64(time(nil)) + lifetime)
         do {
-            try uploadIndex.insert(record)
+            try uploadIndex.insert(record, owner: owner, limit: options.maxOpenUploads)
         } catch {
             FileSystem.remove(uploadPath(id))
             throw error
@@ -37,11 +38,19 @@ extension BlobStore {
         return record
     }
 
+    /// The upload `id` as it stands: an append to it on this node is stopped first, keeping the
+    /// bytes that arrived, so the offset is the durable one (tusd answers a HEAD so too).
+    public func currentUpload(_ id: String) throws(StoreError) -> UploadRecord {
+        preemptUpload(id)
+        return try upload(id)
+    }
+
     /// Starts appending at `offset`, which must be the upload's offset. `length` sets a deferred
-    /// length. Only one append per upload runs at a time (`.uploadBusy` otherwise).
+    /// length. Only one append per upload runs at a time: one in progress on this node is
+    /// stopped (see `Preemptible`), one on another node gives `.uploadBusy`.
     public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil,
                             lifetime: Int64) throws(StoreError) -> UploadAppend {
-        guard try claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
             guard !record.isComplete, offset == record.offset else { throw .offsetMismatch(current: record.offset) }
@@ -70,8 +79,10 @@ extension BlobStore {
             }
             record.expires = Int64(time(nil)) + lifetime
             // The append owns the descriptor and releases the claim when it ends.
-            return UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
-                                remaining: record.length.map { $0 - offset })
+            let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
+                                      remaining: record.length.map { $0 - offset })
+            holdUpload(id, by: append)
+            return append
         } catch {
             releaseUpload(id)
             throw error
@@ -81,7 +92,7 @@ extension BlobStore {
     /// Removes an upload (tus termination): its data file and its record.
     public func terminateUpload(_ id: String) throws(StoreError) {
         _ = try upload(id)
-        guard try claimUpload(id) else { throw .uploadBusy }
+        guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         defer { releaseUpload(id) }
         try removeUpload(id)
     }

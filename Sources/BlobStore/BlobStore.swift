@@ -12,6 +12,9 @@ public struct BlobStoreOptions: Sendable {
     public var maxBlobSize: UInt64?
     /// Writes are refused while free space would fall below this many bytes.
     public var minFreeBytes: UInt64
+    /// Unfinished uploads (tus and multipart together) one credential, or in open access one
+    /// client address, may have; 0 for no limit.
+    public var maxOpenUploads: Int = 1000
     /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
     public var crashPoint: CrashPoint?
     /// For tests only: seconds every index commit of a new version waits first, so a test can
@@ -71,6 +74,8 @@ public final class BlobStore: Sendable {
     /// The S3 dialect's multipart uploads.
     let multipartIndex: any MultipartIndex
     private let lock: DataDirectoryLock
+    /// Space only deletes and the index may use (see `SpaceReserve`).
+    let reserve: SpaceReserve
     /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
     private let blobFolders: [Int32]
     /// The versions being written, for `recover()`.
@@ -80,8 +85,11 @@ public final class BlobStore: Sendable {
     /// The shared index, in a cluster.
     let sharedIndex: PostgresBlobIndex?
     let logger: Logger
-    /// Uploads with an append (or termination) in progress.
-    private let busyUploads = Mutex<Set<String>>([])
+    /// Uploads with an append (or termination) in progress, with the request holding each
+    /// when a newer one may stop it.
+    private let busyUploads = Mutex<[String: ClaimHolder]>([:])
+    /// S3 parts being received, by `UPLOAD-NUMBER`.
+    let partsInFlight = Mutex<[String: ClaimHolder]>([:])
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the index.
@@ -102,6 +110,9 @@ public final class BlobStore: Sendable {
         }
         try FileSystem.makeDirectory(nodeDirectory)
         self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
+        // In a cluster the index is PostgreSQL's, on its own disk: a reserve here would not help it.
+        self.reserve = SpaceReserve(path: directory + "/space-reserve", enabled: !options.isShared)
+        if !reserve.isHeld { logger.warning("No room for the space reserve: deletes on a full disk may fail") }
         // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
         // rarely contend for the same folder's lock.
         try FileSystem.makeDirectory(directory + "/blobs")
@@ -219,13 +230,6 @@ public final class BlobStore: Sendable {
         hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
 
-    /// Throws `.insufficientStorage` if writing `needed` bytes would leave less than the minimum free.
-    public func checkFreeSpace(needed: UInt64 = 0) throws(StoreError) {
-        guard options.minFreeBytes > 0 || needed > 0, let free = FileSystem.freeBytes(at: directory) else { return }
-        let (total, overflow) = options.minFreeBytes.addingReportingOverflow(needed)
-        if overflow || free < total { throw .insufficientStorage }
-    }
-
     deinit { blobFolders.forEach { close($0) } }
 
     /// Number of blobs and their total size, from the index.
@@ -284,10 +288,18 @@ public final class BlobStore: Sendable {
         return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
 
-    /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record.
+    /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record. On a
+    /// full disk the space reserve is given up for it (see `SpaceReserve`).
     @discardableResult
     public func delete(_ key: BlobKey, if condition: (BlobRecord) -> Bool = { _ in true }) throws(StoreError) -> BlobRecord {
-        let removed = try index.remove(key, if: condition)
+        let removed: BlobRecord
+        do {
+            removed = try index.remove(key, if: condition)
+        } catch {
+            guard error == .insufficientStorage || error == .index(.full), reserve.release() else { throw error }
+            logger.warning("The disk is full: the space reserve went to a delete; writes wait until there is room for it again")
+            removed = try index.remove(key, if: condition)
+        }
         discard(removed.version)
         return removed
     }
@@ -472,17 +484,40 @@ public final class BlobStore: Sendable {
     static let claimLease: Int64 = 120
 
     /// Marks an upload busy; false if it already is, here or (in a cluster) on another node.
-    func claimUpload(_ id: String) throws(StoreError) -> Bool {
-        guard busyUploads.withLock({ $0.insert(id).inserted }) else { return false }
+    /// `preempting`: a request holding it on this node is stopped first (see `Preemptible`).
+    func claimUpload(_ id: String, preempting: Bool = false) throws(StoreError) -> Bool {
+        if try claimOnce(id) { return true }
+        guard preempting, let holder = busyUploads.withLock({ $0[id]?.request }) else { return false }
+        holder.preempt()
+        return try claimOnce(id)
+    }
+
+    private func claimOnce(_ id: String) throws(StoreError) -> Bool {
+        let claimed = busyUploads.withLock { claims in
+            guard claims[id] == nil else { return false }
+            claims[id] = ClaimHolder()
+            return true
+        }
+        guard claimed else { return false }
         guard let sharedIndex else { return true }
         do throws(StoreError) {
             if try sharedIndex.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
         } catch {
-            _ = busyUploads.withLock { $0.remove(id) }
+            _ = busyUploads.withLock { $0.removeValue(forKey: id) }
             throw error
         }
-        _ = busyUploads.withLock { $0.remove(id) }
+        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
         return false
+    }
+
+    /// Names the request that holds the claim on upload `id`, so a newer one can stop it.
+    func holdUpload(_ id: String, by request: any Preemptible) {
+        busyUploads.withLock { $0[id]?.request = request }
+    }
+
+    /// Stops the request holding upload `id` on this node, if any (a HEAD does, as in tusd).
+    func preemptUpload(_ id: String) {
+        busyUploads.withLock { $0[id]?.request }?.preempt()
     }
 
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
@@ -492,7 +527,7 @@ public final class BlobStore: Sendable {
 
     func releaseUpload(_ id: String) {
         sharedIndex?.releaseUpload(id, node: options.nodeID)
-        _ = busyUploads.withLock { $0.remove(id) }
+        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
     }
 
     /// The file holding `record`'s version.

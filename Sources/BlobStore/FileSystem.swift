@@ -91,13 +91,16 @@ enum FileSystem {
         _ = unlink(path)
     }
 
-    /// Bytes available to unprivileged users on the file system holding `path`; nil when
-    /// unknown, including a file system that reports no size at all (ceph-fuse without a
-    /// Ceph manager reports 0 blocks): the write then finds out by ENOSPC.
-    static func freeBytes(at path: String) -> UInt64? {
+    /// Bytes and inodes available to unprivileged users on the file system holding `path`; nil
+    /// when unknown, including a file system that reports no size at all (ceph-fuse without a
+    /// Ceph manager reports 0 blocks): the write then finds out by ENOSPC. `inodes` is nil where
+    /// the file system has no fixed number of them (btrfs reports 0).
+    static func space(at path: String) -> (bytes: UInt64, inodes: (free: UInt64, total: UInt64)?)? {
         var info = statvfs()
         guard statvfs(path, &info) == 0, info.f_blocks > 0 else { return nil }
-        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+        let bytes = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        let inodes = info.f_files > 0 ? (free: UInt64(info.f_favail), total: UInt64(info.f_files)) : nil
+        return (bytes.overflow ? .max : bytes.partialValue, inodes)
     }
 
     /// The names in a directory (without `.` and `..`).

@@ -53,7 +53,10 @@ public struct UploadedPart: Sendable, Equatable {
 
 /// The multipart uploads the index keeps, so they survive restarts.
 public protocol MultipartIndex: Sendable {
-    func insertMultipart(_ upload: MultipartUpload) throws(StoreError)
+    /// Adds a new upload of `owner` (a credential or client address; nil for none). In the same
+    /// transaction, throws `.tooManyUploads` when `owner` has `limit` (> 0) unfinished,
+    /// unexpired uploads already, tus and multipart together.
+    func insertMultipart(_ upload: MultipartUpload, owner: String?, limit: Int) throws(StoreError)
     func multipart(_ id: String) throws(StoreError) -> MultipartUpload?
     /// Unfinished uploads whose key starts with `prefix`, by key then start time.
     func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload]

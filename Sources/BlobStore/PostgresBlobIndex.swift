@@ -294,12 +294,36 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     // MARK: Multipart uploads (S3)
 
-    public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
-        try execute("""
-            INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            """, Self.values(upload))
+    public func insertMultipart(_ upload: MultipartUpload, owner: String?, limit: Int) throws(StoreError) {
+        try insertCounting(owner: owner, limit: limit) { connection throws(PostgresError) in
+            try connection.execute("""
+                INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
+                    expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, owner)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                """, Self.values(upload) + [Self.optional(owner)])
+        }
+    }
+
+    /// Runs `insert` in a transaction that first counts `owner`'s unfinished uploads (see
+    /// `MultipartIndex.insertMultipart`), under an advisory lock on the owner so that concurrent
+    /// creations on several nodes count one another.
+    private func insertCounting(owner: String?, limit: Int,
+                                _ insert: (PostgresConnection) throws(PostgresError) -> Void) throws(StoreError) {
+        let refused: Bool = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                if let owner, limit > 0 {
+                    try connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [.text(owner)])
+                    let open = try connection.execute("""
+                        SELECT (SELECT COUNT(*) FROM uploads WHERE owner = $1 AND completed_key IS NULL AND expires > $2)
+                             + (SELECT COUNT(*) FROM multipart_uploads WHERE owner = $1 AND completed_etag IS NULL AND expires > $2) AS n
+                        """, [.text(owner), .int(Int64(time(nil)))]).rows.first?.int("n") ?? 0
+                    if open >= Int64(limit) { return true }
+                }
+                try insert(connection)
+                return false
+            }
+        }
+        if refused { throw .tooManyUploads(limit: limit) }
     }
 
     public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
@@ -380,12 +404,14 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     // MARK: Resumable uploads (tus)
 
-    public func insert(_ upload: UploadRecord) throws(StoreError) {
-        try execute("""
-            INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key,
-                                 cache_control, content_disposition, content_encoding, expires_header, user_metadata)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            """, Self.values(upload))
+    public func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError) {
+        try insertCounting(owner: owner, limit: limit) { connection throws(PostgresError) in
+            try connection.execute("""
+                INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key,
+                                     cache_control, content_disposition, content_encoding, expires_header, user_metadata, owner)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                """, Self.values(upload) + [Self.optional(owner)])
+        }
     }
 
     public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
@@ -618,6 +644,13 @@ enum PostgresSchema {
             ALTER TABLE blobs ADD COLUMN part_checksums text;
             ALTER TABLE multipart_uploads ADD COLUMN content_language text;
             ALTER TABLE buckets ADD COLUMN region text;
+            """),
+        // Who started each upload (a credential or client address), for --max-open-uploads.
+        ("5-upload-owners", """
+            ALTER TABLE uploads ADD COLUMN owner text;
+            ALTER TABLE multipart_uploads ADD COLUMN owner text;
+            CREATE INDEX uploads_by_owner ON uploads (owner) WHERE owner IS NOT NULL;
+            CREATE INDEX multipart_by_owner ON multipart_uploads (owner) WHERE owner IS NOT NULL;
             """),
     ]
 

@@ -142,6 +142,15 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 ALTER TABLE buckets ADD COLUMN region TEXT;
                 """)
         }
+        // Who started each upload (a credential or client address), for --max-open-uploads.
+        migrator.registerMigration("11-upload-owners") { db in
+            try db.execute(sql: """
+                ALTER TABLE uploads ADD COLUMN owner TEXT;
+                ALTER TABLE multipart_uploads ADD COLUMN owner TEXT;
+                CREATE INDEX uploads_by_owner ON uploads (owner) WHERE owner IS NOT NULL;
+                CREATE INDEX multipart_by_owner ON multipart_uploads (owner) WHERE owner IS NOT NULL;
+                """)
+        }
         return migrator
     }
 
@@ -370,17 +379,33 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     // MARK: Multipart uploads (S3)
 
-    public func insertMultipart(_ upload: MultipartUpload) throws(StoreError) {
-        try write { db in
+    public func insertMultipart(_ upload: MultipartUpload, owner: String?, limit: Int) throws(StoreError) {
+        try insertCounting(owner: owner, limit: limit) { db in
             try db.execute(sql: """
                 INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                    expires_header, user_metadata, created, expires, completed_etag, checksum, content_language)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, owner)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [upload.id, Data(upload.key.bytes), upload.attributes.contentType, upload.attributes.cacheControl,
                                   upload.attributes.contentDisposition, upload.attributes.contentEncoding, upload.attributes.expires,
                                   upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag,
-                                  upload.checksum, upload.attributes.contentLanguage])
+                                  upload.checksum, upload.attributes.contentLanguage, owner])
         }
+    }
+
+    /// Runs `insert` in a transaction that first counts `owner`'s unfinished uploads (see
+    /// `MultipartIndex.insertMultipart`); SQLite's one writer makes the count exact.
+    private func insertCounting(owner: String?, limit: Int, _ insert: @escaping (Database) throws -> Void) throws(StoreError) {
+        let refused: Bool = try write { db in
+            if let owner, limit > 0, let open = try Int.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM uploads WHERE owner = ?1 AND completed_key IS NULL AND expires > ?2)
+                     + (SELECT COUNT(*) FROM multipart_uploads WHERE owner = ?1 AND completed_etag IS NULL AND expires > ?2)
+                """, arguments: [owner, Int64(time(nil))]), open >= limit {
+                return true
+            }
+            try insert(db)
+            return false
+        }
+        if refused { throw .tooManyUploads(limit: limit) }
     }
 
     public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
@@ -456,13 +481,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     // MARK: Resumable uploads
 
-    public func insert(_ upload: UploadRecord) throws(StoreError) {
-        try write { db in
+    public func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError) {
+        try insertCounting(owner: owner, limit: limit) { db in
             try db.execute(sql: """
                 INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key,
-                                     cache_control, content_disposition, content_encoding, expires_header, user_metadata)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: Self.arguments(upload))
+                                     cache_control, content_disposition, content_encoding, expires_header, user_metadata, owner)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: Self.arguments(upload) + [owner])
         }
     }
 

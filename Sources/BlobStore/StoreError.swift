@@ -46,6 +46,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case partTooSmall(number: Int)
     /// A resumable upload's saved state (offset and hash state) is invalid; it cannot go on.
     case uploadStateInvalid(id: String, reason: String)
+    /// The credential (or client address) has `limit` unfinished uploads already.
+    case tooManyUploads(limit: Int)
 }
 
 /// Why the index failed, by kind: each kind calls for a different answer (507, retry, alarm).
@@ -93,6 +95,7 @@ extension StoreError: CustomStringConvertible {
         case .bucketNotFound: "no bucket of this name"
         case .bucketNotEmpty: "the bucket is not empty"
         case .uploadStateInvalid(let id, let reason): "the saved state of upload \(id) is invalid: \(reason)"
+        case .tooManyUploads(let limit): "\(limit) unfinished uploads already, the most allowed"
         }
     }
 }

@@ -1,11 +1,17 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One request's worth of bytes appended to a resumable upload. `finish` saves them (and
 /// completes the blob at its last byte); `abandon` keeps what arrived when the client went away;
-/// any failure rolls back to the offset the request started at.
-public final class UploadAppend {
+/// any failure rolls back to the offset the request started at. A newer request of the same
+/// upload may `preempt` it from another thread: then it ends as if its client had gone.
+///
+/// `@unchecked Sendable` is sound: every method runs under `lock`, so the request's thread and a
+/// preempting one never touch the writer or the record at once.
+public final class UploadAppend: Preemptible, @unchecked Sendable {
     /// A per-request checksum (tus Upload-Checksum).
     public enum Checksum: Sendable {
         case sha1([UInt8])
@@ -20,6 +26,11 @@ public final class UploadAppend {
     private let writer: HashingFileWriter
     private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
     private var ended = false
+    /// Set when a newer request stopped this one: whether the bytes it had were kept.
+    private var preemptedKeeping: Bool?
+    /// What else stops the request when it is preempted (its connection is shut down).
+    private var onPreempt: (@Sendable () -> Void)?
+    private let lock = Mutex(())
 
     /// `remaining`: the bytes the upload still lacks, when its length is known.
     init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, remaining: UInt64?) {
@@ -34,73 +45,108 @@ public final class UploadAppend {
 
     /// The upload as it stands (offset includes bytes of this request).
     public var upload: UploadRecord {
-        var current = record
-        current.offset = writer.size
-        return current
+        lock.withLock { _ in
+            var current = record
+            current.offset = writer.size
+            return current
+        }
     }
 
     /// Verifies this request's bytes against `checksum` at `finish`.
     public func expect(_ checksum: Checksum) {
-        self.checksum = (checksum, SHA1Hasher(), SHA256Hasher())
+        lock.withLock { _ in self.checksum = (checksum, SHA1Hasher(), SHA256Hasher()) }
     }
 
-    /// Appends bytes; throws `.tooLarge` past the upload's length (or the size limit).
+    /// Runs `action` too when a newer request preempts this one (it shuts the connection down).
+    public func whenPreempted(_ action: @escaping @Sendable () -> Void) {
+        lock.withLock { _ in onPreempt = action }
+    }
+
+    /// Appends bytes; throws `.tooLarge` past the upload's length (or the size limit), and
+    /// `.uploadBusy` once a newer request has taken the upload over.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        if let limit = record.length ?? store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit {
-            throw .tooLarge(limit: limit)
-        }
-        switch checksum?.expected {
-        case .sha1: checksum?.sha1.update(bytes)
-        case .sha256: checksum?.sha256.update(bytes)
-        case nil: break
-        }
-        try writer.write(bytes)
-        if store.sharedIndex != nil {
-            let now = Int64(time(nil))
-            if now - claimRenewed >= BlobStore.claimLease / 3 {
-                claimRenewed = now
-                store.renewUploadClaim(record.id)
+        try lock.withLock { _ throws(StoreError) in
+            guard !ended else { throw .uploadBusy }
+            if let limit = record.length ?? store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit {
+                throw .tooLarge(limit: limit)
+            }
+            switch checksum?.expected {
+            case .sha1: checksum?.sha1.update(bytes)
+            case .sha256: checksum?.sha256.update(bytes)
+            case nil: break
+            }
+            try writer.write(bytes)
+            if store.sharedIndex != nil {
+                let now = Int64(time(nil))
+                if now - claimRenewed >= BlobStore.claimLease / 3 {
+                    claimRenewed = now
+                    store.renewUploadClaim(record.id)
+                }
             }
         }
     }
 
     /// Every byte of the request is in: verifies the checksum, makes the bytes durable and saves
-    /// the new offset; at the last byte, commits the blob. On failure nothing of this request stays.
+    /// the new offset; at the last byte, commits the blob. On failure nothing of this request
+    /// stays. After a preemption: the upload as the preemption saved it, or `.uploadBusy`.
     public func finish() throws(StoreError) -> UploadRecord {
-        defer { end() }
-        do throws(StoreError) {
-            if let checksum {
-                let matches = switch checksum.expected {
-                case .sha1(let digest): checksum.sha1.finalize() == digest
-                case .sha256(let digest): checksum.sha256.finalize() == digest
-                }
-                guard matches else { throw .checksumMismatch }
+        try lock.withLock { _ throws(StoreError) in
+            if let kept = preemptedKeeping {
+                guard kept else { throw .uploadBusy }
+                return record
             }
-            try save()
-            return record
-        } catch {
-            rollback()
-            throw error
+            guard !ended else { throw .uploadBusy }
+            defer { end() }
+            do throws(StoreError) {
+                if let checksum {
+                    let matches = switch checksum.expected {
+                    case .sha1(let digest): checksum.sha1.finalize() == digest
+                    case .sha256(let digest): checksum.sha256.finalize() == digest
+                    }
+                    guard matches else { throw .checksumMismatch }
+                }
+                try save()
+                return record
+            } catch {
+                rollback()
+                throw error
+            }
         }
     }
 
     /// Drops this request's bytes (the request failed before `finish`). Idempotent.
     public func cancel() {
-        guard !ended else { return }
-        rollback()
-        end()
+        lock.withLock { _ in
+            guard !ended else { return }
+            rollback()
+            end()
+        }
     }
 
     /// The client went away mid-request: keep the bytes that arrived, unless a checksum was
     /// promised (then they cannot be verified and are dropped). Idempotent.
     public func abandon() {
-        guard !ended else { return }
-        defer { end() }
-        if checksum != nil {
-            rollback()
-        } else if (try? save()) == nil {
-            rollback()
+        lock.withLock { _ in _ = keepOrDrop() }
+    }
+
+    /// A newer request of this upload stops this one (from its own thread): the bytes that
+    /// arrived are kept as in `abandon`, the claim is released, and the connection is shut down.
+    public func preempt() {
+        let action = lock.withLock { _ -> (@Sendable () -> Void)? in
+            guard !ended else { return nil }
+            preemptedKeeping = keepOrDrop()
+            return onPreempt
         }
+        action?()
+    }
+
+    /// Saves what arrived (or drops it when a checksum was promised) and ends; true if kept.
+    private func keepOrDrop() -> Bool {
+        guard !ended else { return false }
+        defer { end() }
+        if checksum == nil, (try? save()) != nil { return true }
+        rollback()
+        return false
     }
 
     /// fsync, then save the offset and hash state, or commit the blob if this was the last byte.

@@ -61,6 +61,13 @@ public protocol HTTPBodyConsumer: AnyObject {
     func finish(_ responder: HTTPResponder)
     /// The client went away before the body was complete.
     func abandon()
+    /// The connection the body arrives on, given before the first chunk, for a consumer that
+    /// another request may stop. Optional.
+    func attach(_ connection: HTTPConnectionHandle)
+}
+
+extension HTTPBodyConsumer {
+    public func attach(_ connection: HTTPConnectionHandle) {}
 }
 
 /// What to do with a request once its head has arrived.

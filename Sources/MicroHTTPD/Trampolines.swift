@@ -53,6 +53,8 @@ final class RequestState {
     var head: HTTPRequestHead?
     let started = monotonicSeconds()
     var consumer: (any HTTPBodyConsumer)?
+    /// The connection as the consumer may shut it down, while the body arrives.
+    var connection: HTTPConnectionHandle?
     /// Runs at the end of the body and answers through a responder: the consumer's `finish`,
     /// or the start of a `.later` action.
     var finish: ((HTTPResponder) -> Void)?
@@ -108,6 +110,9 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         case .receive(let consumer):
             state.consumer = consumer
             state.finish = consumer.finish
+            let handle = HTTPConnectionHandle(socket: blobd_mhd_connection_socket(connection))
+            state.connection = handle
+            consumer.attach(handle)
             return .YES
         case .later(let start):
             state.finish = start
@@ -136,6 +141,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     }
     guard !state.bodyFinished, let finish = state.finish else { return .YES }
     state.bodyFinished = true
+    state.connection?.detach()
     state.finish = nil
     let responder = HTTPResponder(connection: connection, server: server)
     finish(responder)
@@ -153,6 +159,7 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, terminati
     conCls.pointee = nil
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
+    state.connection?.detach()
     if !state.bodyFinished {
         state.consumer?.abandon()
     }

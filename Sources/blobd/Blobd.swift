@@ -34,6 +34,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Worker threads (BLOBD_THREADS; default the number of cores).") var threads: String?
     @Option(help: "How long an idle resumable upload is kept: seconds, or 30m, 24h, 7d (BLOBD_UPLOAD_EXPIRY; default 24h).") var uploadExpiry: String?
     @Option(help: "Refuse writes that would leave less free space than this: bytes, or 1G (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
+    @Option(help: "Unfinished uploads (tus and S3 multipart) one token or access key, or in open access one client address, may have; 0 for no limit (BLOBD_MAX_OPEN_UPLOADS; default 1000).") var maxOpenUploads: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
@@ -76,6 +77,7 @@ struct Serve: ParsableCommand {
         c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
         if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
+        if let v = value(maxOpenUploads, "max-open-uploads") { c.maxOpenUploads = try Configuration.parseNumber(v, "max-open-uploads") }
         if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try SettingParsers.wholeSeconds(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
         if let v = value(shutdownGrace, "shutdown-grace") {

@@ -20,6 +20,7 @@ enum BlobdServer {
             // Crash tests only: never set in production.
             crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
             commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0)
+        options.maxOpenUploads = configuration.maxOpenUploads
         if let url = configuration.indexURL {
             options.index = .postgres(url: url, connections: configuration.databaseConnections)
             options.nodeID = configuration.nodeID

@@ -13,6 +13,8 @@ struct Configuration: Sendable {
     var threads = ProcessInfo.processInfo.activeProcessorCount
     var uploadExpiry = 24 * 3600
     var minFreeBytes: UInt64 = 0
+    /// Unfinished uploads per credential (or client address in open access); 0 for no limit.
+    var maxOpenUploads = 1000
     var connectionTimeout = 60
     var maxConnections = 1024
     /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.

@@ -1,0 +1,24 @@
+import BlobStore
+import MicroHTTPD
+
+/// Whom an upload counts against for `--max-open-uploads`.
+extension AccessPolicy {
+    /// The bearer token of an authorized request (by its digest: the index never holds a
+    /// token), or in open access the client's address.
+    public func uploadOwner(_ head: HTTPRequestHead) -> String {
+        if !isOpen, let header = head["Authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                return "token:" + hex(SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8)).prefix(16))
+            }
+        }
+        return Self.addressOwner(head)
+    }
+
+    /// The client's address without its port (`addr:192.0.2.1`, `addr:[2001:db8::1]`).
+    public static func addressOwner(_ head: HTTPRequestHead) -> String {
+        let address = head.remoteAddress
+        guard let colon = address.lastIndex(of: ":") else { return "addr:" + address }
+        return "addr:" + address[..<colon]
+    }
+}

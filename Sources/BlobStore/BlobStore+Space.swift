@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Free space: bytes and inodes, and the reserve kept for deletes.
+extension BlobStore {
+    /// Below this many free bytes the store is full whatever `--min-free-bytes` says: writes get
+    /// 507 and `/readyz` 503.
+    public static let fullBelowBytes: UInt64 = 64 * 1024
+
+    /// The free inodes writes leave: 0.5 % of the file system's, at least 64.
+    static func minimumFreeInodes(of total: UInt64) -> UInt64 {
+        max(64, total / 200)
+    }
+
+    /// Throws `.insufficientStorage` if writing `needed` bytes would leave less than the minimum
+    /// free (`--min-free-bytes`, and at least `fullBelowBytes`), if the inodes are nearly all
+    /// used, or if the space reserve was given to deletes and there is no room to make it whole.
+    public func checkFreeSpace(needed: UInt64 = 0) throws(StoreError) {
+        guard reserve.restore() else { throw .insufficientStorage }
+        guard let space = FileSystem.space(at: directory) else { return }
+        let (total, overflow) = max(options.minFreeBytes, Self.fullBelowBytes).addingReportingOverflow(needed)
+        if overflow || space.bytes < total { throw .insufficientStorage }
+        if let inodes = space.inodes, inodes.free < Self.minimumFreeInodes(of: inodes.total) { throw .insufficientStorage }
+    }
+}
