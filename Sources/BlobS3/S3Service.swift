@@ -144,6 +144,8 @@ public final class S3Service: HTTPHandler {
     /// chunks), the key's secret and its scopes.
     struct Authorized {
         let signed: SigV4.Signed?
+        /// The access key that signed, whatever the signature version.
+        let accessKey: String
         let secret: String
         let scopes: Set<Scope>
     }
@@ -159,7 +161,7 @@ public final class S3Service: HTTPHandler {
             try Self.checkSignedHeaders(head, known.signed)
             try Self.checkTime(known.signed, signedAt: known.signedAt)
             try Self.checkScope(key, scope)
-            return Authorized(signed: known.signed, secret: key.secret, scopes: key.scopes)
+            return Authorized(signed: known.signed, accessKey: known.signed.accessKey, secret: key.secret, scopes: key.scopes)
         }
         if let signed = try SigV2.signed(head, query: query) {
             return try authorize(head, query: query, scope: scope, sigV2: signed)
@@ -193,7 +195,7 @@ public final class S3Service: HTTPHandler {
             verifiedURLs.insert(presigned.key, head: head, query: query, signed: signed, secret: key.secret, signedAt: signedAt)
         }
         try Self.checkScope(key, scope)
-        return Authorized(signed: signed, secret: key.secret, scopes: key.scopes)
+        return Authorized(signed: signed, accessKey: signed.accessKey, secret: key.secret, scopes: key.scopes)
     }
 
     /// Every `x-amz-*` header the request carries must be signed, in a presigned URL as in a

@@ -253,6 +253,6 @@ extension S3Service {
                           "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
         }
         try Self.checkScope(key, scope)
-        return Authorized(signed: nil, secret: key.secret, scopes: key.scopes)
+        return Authorized(signed: nil, accessKey: signed.accessKey, secret: key.secret, scopes: key.scopes)
     }
 }
