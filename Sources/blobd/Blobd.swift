@@ -36,6 +36,11 @@ struct Serve: ParsableCommand {
     @Option(help: "Refuse writes that would leave less free space than this, in bytes (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
+    @Option(help: "Seconds a request head may take, also the keep-alive idle limit; 0 for none (BLOBD_HEADER_TIMEOUT; default 10).") var headerTimeout: String?
+    @Option(help: "Bytes per second a request body must average over each --header-timeout period; 0 for none (BLOBD_MIN_BODY_RATE; default 1024).") var minBodyRate: String?
+    @Option(help: "Connections one client address may hold; 0 for no limit (BLOBD_MAX_CONNECTIONS_PER_IP; default 128).") var maxConnectionsPerIp: String?
+    @Option(help: "A proxy (CIDR or address) whose X-Forwarded-For/Forwarded names the client; repeatable (BLOBD_TRUSTED_PROXY, comma-separated).") var trustedProxy: [String] = []
+    @Option(help: "The URL clients reach blobd at, for Location headers (BLOBD_PUBLIC_URL; default relative links).") var publicUrl: String?
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
@@ -52,6 +57,7 @@ struct Serve: ParsableCommand {
             throw ValidationError(invalid.description)
         }
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        Announcement.json = configuration.logFormat == "json"
         if configuration.logFormat == "json" {
             LoggingSystem.bootstrap { JSONLogHandler(label: $0, logLevel: level) }
         } else {
@@ -76,6 +82,10 @@ struct Serve: ParsableCommand {
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try Configuration.parseNumber(v, "min-free-bytes") }
         if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try Configuration.parseNumber(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        try c.resolveClientLimits(headerTimeout: value(headerTimeout, "header-timeout"), minBodyRate: value(minBodyRate, "min-body-rate"),
+                                  perIP: value(maxConnectionsPerIp, "max-connections-per-ip"),
+                                  trustedProxies: trustedProxy.isEmpty ? environment["BLOBD_TRUSTED_PROXY"].map { [$0] } ?? [] : trustedProxy,
+                                  publicURL: value(publicUrl, "public-url"))
         if let v = value(shutdownGrace, "shutdown-grace") {
             guard let seconds = Double(v), seconds >= 0, seconds <= 3600 else {
                 throw Configuration.Invalid(description: "--shutdown-grace must be a number of seconds from 0 to 3600, got '\(v)'")
