@@ -104,34 +104,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
 
     if state.head == nil {
-        let head = readHead(connection, state: state, method: method, version: version)
-        state.head = head
-        state.chunked = head["Transfer-Encoding"] != nil
-        let action = server.handler.handle(head)
-        if case .respond = action {
-            state.watched?.enter(.other)
-        } else {
-            state.watched?.enter(head.hasBody ? .body : .other)
-        }
-        switch action {
-        case .respond(let response):
-            state.bodyFinished = true
-            // libmicrohttpd keeps the connection alive only if the response is queued after
-            // the (empty) body has been read; with a body pending, answering now is the point
-            // (an early 413 or 412) and the connection is closed after it.
-            guard head.hasBody else {
-                state.pending = response
-                return .YES
-            }
-            return queue(response, on: connection, state: state)
-        case .receive(let consumer):
-            state.consumer = consumer
-            state.finish = consumer.finish
-            return .YES
-        case .later(let start):
-            state.finish = start
-            return .YES
-        }
+        return start(state, on: connection, server: server, method: method, version: version)
     }
 
     let size = uploadDataSize.pointee
@@ -169,6 +142,37 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         return .YES
     }
     return queue(response, on: connection, state: state)
+}
+
+/// The first call of a request: its head is complete. Asks the handler what to do.
+private func start(_ state: RequestState, on connection: OpaquePointer, server: ServerContext,
+                   method: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> MHD_Result {
+    let head = readHead(connection, state: state, method: method, version: version)
+    state.head = head
+    state.chunked = head["Transfer-Encoding"] != nil
+    let action = server.handler.handle(head)
+    switch action {
+    case .respond(let response):
+        state.watched?.enter(.other)
+        state.bodyFinished = true
+        // libmicrohttpd keeps the connection alive only if the response is queued after
+        // the (empty) body has been read; with a body pending, answering now is the point
+        // (an early 413 or 412) and the connection is closed after it.
+        guard head.hasBody else {
+            state.pending = response
+            return .YES
+        }
+        return queue(response, on: connection, state: state)
+    case .receive(let consumer):
+        state.watched?.enter(head.hasBody ? .body : .other)
+        state.consumer = consumer
+        state.finish = consumer.finish
+        return .YES
+    case .later(let start):
+        state.watched?.enter(head.hasBody ? .body : .other)
+        state.finish = start
+        return .YES
+    }
 }
 
 /// The completion callback: fires once per request, also when the client went away. The one
