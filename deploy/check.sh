@@ -41,7 +41,8 @@ VARS = {
     "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "int",
     "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "int",
     "MIN_FREE_BYTES": "int", "CONNECTION_TIMEOUT": "int", "MAX_CONNECTIONS": "int",
-    "SHUTDOWN_GRACE": "seconds",
+    "SHUTDOWN_GRACE": "seconds", "HEADER_TIMEOUT": "int", "MIN_BODY_RATE": "int",
+    "MAX_CONNECTIONS_PER_IP": "int", "TRUSTED_PROXY": "text", "PUBLIC_URL": "text",
     "LOG_LEVEL": ("trace", "debug", "info", "notice", "warning", "error", "critical"),
     "LOG_FORMAT": ("text", "json"),
     # A cluster's settings.
