@@ -23,6 +23,8 @@ final class WatchedConnection: Sendable {
     private let stamp = Atomic<UInt64>(0)
     /// Body bytes received on this connection so far.
     let bodyBytes = Atomic<UInt64>(0)
+    /// The request line of the next request has arrived (only tells `idle` from `head`).
+    let requestLineSeen = Atomic<Bool>(false)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -67,14 +69,14 @@ final class ConnectionWatchdog: @unchecked Sendable {
 
     private let limits: Limits
     private let table = Mutex<[ObjectIdentifier: Entry]>([:])
+    private let report: (@Sendable (String) -> Void)?
     private let stopping = Atomic<Bool>(false)
     private var thread = pthread_t()
-    /// Connections closed for being too slow, since the start.
-    let closedCount = Atomic<Int>(0)
 
-    /// Starts the watchdog thread.
-    init(limits: Limits) {
+    /// Starts the watchdog thread; `report` is told why each connection it closes was closed.
+    init(limits: Limits, report: (@Sendable (String) -> Void)?) {
         self.limits = limits
+        self.report = report
         let retained = Unmanaged.passRetained(self).toOpaque()
         let started = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
@@ -109,7 +111,8 @@ final class ConnectionWatchdog: @unchecked Sendable {
     }
 
     private func check(now: UInt64) {
-        table.withLock { table in
+        let reasons = table.withLock { table in
+            var reasons: [String] = []
             for (id, var entry) in table where !entry.cut {
                 guard tooSlow(&entry, now: now) else {
                     table[id] = entry
@@ -118,9 +121,12 @@ final class ConnectionWatchdog: @unchecked Sendable {
                 entry.cut = true
                 table[id] = entry
                 shutdown(entry.connection.descriptor, Int32(SHUT_RDWR))
-                closedCount.add(1, ordering: .relaxed)
+                let phase = entry.connection.phase.phase
+                reasons.append(phase == .body ? "body" : entry.connection.requestLineSeen.load(ordering: .relaxed) ? "head" : "idle")
             }
+            return reasons
         }
+        for reason in reasons { report?(reason) }
     }
 
     private func tooSlow(_ entry: inout Entry, now: UInt64) -> Bool {

@@ -27,11 +27,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var minBodyRate: Int
     /// Connections one client address may hold at once; 0 for no limit.
     public var maxConnectionsPerAddress: Int
+    /// Told of each connection closed for a slow client, with the reason: `idle` (a keep-alive
+    /// connection with no new request by the head deadline), `head` or `body`.
+    public var slowClientClosed: (@Sendable (String) -> Void)?
 
     /// Creates a configuration.
     public init(host: String, port: UInt16, threads: Int, connectionTimeout: Int = 60,
                 maxConnections: Int = 1024, connectionMemory: Int = 32 * 1024,
-                headerTimeout: Double = 0, minBodyRate: Int = 0, maxConnectionsPerAddress: Int = 0) {
+                headerTimeout: Double = 0, minBodyRate: Int = 0, maxConnectionsPerAddress: Int = 0,
+                slowClientClosed: (@Sendable (String) -> Void)? = nil) {
         self.host = host
         self.port = port
         self.threads = threads
@@ -41,6 +45,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.headerTimeout = headerTimeout
         self.minBodyRate = minBodyRate
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.slowClientClosed = slowClientClosed
     }
 }
 
@@ -76,7 +81,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws {
         let limits = ConnectionWatchdog.Limits(headerTimeout: max(0, configuration.headerTimeout),
                                                minBodyRate: max(0, configuration.minBodyRate))
-        let watchdog = limits.headerTimeout > 0 || limits.minBodyRate > 0 ? ConnectionWatchdog(limits: limits) : nil
+        let watchdog = limits.headerTimeout > 0 || limits.minBodyRate > 0 ? ConnectionWatchdog(limits: limits, report: configuration.slowClientClosed) : nil
         let context = Unmanaged.passRetained(ServerContext(handler: handler, watchdog: watchdog))
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
@@ -103,9 +108,6 @@ public final class HTTPServer: @unchecked Sendable {
         self.context = context
         self.port = blobd_mhd_bound_port(started)
     }
-
-    /// Connections closed because their client was too slow (head deadline, body rate).
-    public var slowConnectionsClosed: Int { context.takeUnretainedValue().watchdog?.closedCount.load(ordering: .relaxed) ?? 0 }
 
     /// Requests whose head has arrived and that are not complete yet.
     public var requestsInFlight: Int { context.takeUnretainedValue().inFlight.load(ordering: .relaxed) }

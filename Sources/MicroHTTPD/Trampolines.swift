@@ -89,6 +89,7 @@ let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CCha
     server.inFlight.add(1, ordering: .relaxed)
     let state = RequestState(target: uri.map { bytes($0) } ?? [], targetAddress: uri,
                              watched: server.watchdog == nil ? nil : connection.flatMap(watchedConnection))
+    state.watched?.requestLineSeen.store(true, ordering: .relaxed)
     return Unmanaged.passRetained(state).toOpaque()
 }
 
@@ -188,6 +189,7 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, terminati
     state.pending?.discard()
     server.inFlight.subtract(1, ordering: .relaxed)
     // A keep-alive connection now waits for its next request head.
+    state.watched?.requestLineSeen.store(false, ordering: .relaxed)
     state.watched?.enter(.head)
     guard let head = state.head else { return }
     server.handler.requestCompleted(HTTPRequestSummary(

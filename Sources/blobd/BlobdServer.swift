@@ -62,7 +62,8 @@ enum BlobdServer {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
                                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections,
                                     headerTimeout: Double(configuration.headerTimeout), minBodyRate: configuration.minBodyRate,
-                                    maxConnectionsPerAddress: configuration.maxConnectionsPerIP)
+                                    maxConnectionsPerAddress: configuration.maxConnectionsPerIP,
+                                    slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
         }
         let server: HTTPServer
         var s3Server: HTTPServer?

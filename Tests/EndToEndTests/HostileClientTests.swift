@@ -18,6 +18,7 @@ import Testing
         let elapsed = try #require(closedAfter, "still open after 6 s")
         #expect(elapsed >= 0.9 && elapsed < 2.5, "closed after \(elapsed) s")
         #expect(try curl([blobd.baseURL + "/healthz"]).status == 200)
+        #expect(try curl([blobd.baseURL + "/metrics"]).text.contains("blobd_slow_connections_closed_total{reason=\"head\"} 1\n"))
         // A keep-alive connection idle past the deadline is closed too; one that is not, is served.
         let idle = try Socket(port: blobd.port)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -25,6 +26,7 @@ import Testing
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(idle.receive(within: 1).hasPrefix("HTTP/1.1 200 "))
         #expect(idle.waitForClose(within: 2.5))
+        #expect(try curl([blobd.baseURL + "/metrics"]).text.contains("blobd_slow_connections_closed_total{reason=\"idle\"} 1\n"))
     }
 
     /// Item 5: a body that trickles in below --min-body-rate is cut off and stores nothing; one
@@ -42,6 +44,7 @@ import Testing
         let elapsed = try #require(closedAfter, "still open after 8 s")
         #expect(elapsed >= 0.9 && elapsed < 3, "closed after \(elapsed) s")
         #expect(try curl([blobd.baseURL + "/v1/blobs/slow"]).status == 404)
+        #expect(try curl([blobd.baseURL + "/metrics"]).text.contains("blobd_slow_connections_closed_total{reason=\"body\"} 1\n"))
 
         let steady = try Socket(port: blobd.port)
         steady.send("PUT /v1/blobs/steady HTTP/1.1\r\nHost: x\r\nContent-Length: 24000\r\n\r\n")
