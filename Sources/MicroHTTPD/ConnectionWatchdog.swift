@@ -21,7 +21,7 @@ final class WatchedConnection: Sendable {
     /// The phase in the low two bits, the phase's start (monotonic milliseconds) above them:
     /// one word, so the watchdog never reads a phase with another phase's start.
     private let stamp = Atomic<UInt64>(0)
-    /// Body bytes received on this connection so far.
+    /// Bytes of the current request's body received so far.
     let bodyBytes = Atomic<UInt64>(0)
     /// The request line of the next request has arrived (only tells `idle` from `head`).
     let requestLineSeen = Atomic<Bool>(false)
@@ -31,12 +31,15 @@ final class WatchedConnection: Sendable {
         enter(.head)
     }
 
+    /// Enters `phase` now; a body starts its count at 0, visible to a watchdog that sees the
+    /// new phase (release, then acquire in `phase`).
     func enter(_ phase: ConnectionPhase) {
-        stamp.store(monotonicMilliseconds() << 2 | phase.rawValue, ordering: .relaxed)
+        if phase == .body { bodyBytes.store(0, ordering: .relaxed) }
+        stamp.store(monotonicMilliseconds() << 2 | phase.rawValue, ordering: .releasing)
     }
 
     var phase: (phase: ConnectionPhase, since: UInt64, stamp: UInt64) {
-        let value = stamp.load(ordering: .relaxed)
+        let value = stamp.load(ordering: .acquiring)
         return (ConnectionPhase(rawValue: value & 3) ?? .other, value >> 2, value)
     }
 }
@@ -138,13 +141,15 @@ final class ConnectionWatchdog: @unchecked Sendable {
             guard limits.minBodyRate > 0 else { return false }
             let bytes = entry.connection.bodyBytes.load(ordering: .relaxed)
             if entry.windowStamp != stamp {
+                // The first window of a body starts with the body, at 0 bytes.
                 entry.windowStamp = stamp
                 entry.windowStart = since
-                entry.windowBytes = bytes
+                entry.windowBytes = 0
             }
             let elapsed = Double(now &- entry.windowStart) / 1000
             guard elapsed >= limits.window else { return false }
-            if Double(bytes &- entry.windowBytes) < Double(limits.minBodyRate) * elapsed { return true }
+            let received = bytes >= entry.windowBytes ? bytes - entry.windowBytes : bytes
+            if Double(received) < Double(limits.minBodyRate) * elapsed { return true }
             entry.windowStart = now
             entry.windowBytes = bytes
             return false
