@@ -23,6 +23,9 @@ final class WatchedConnection: Sendable {
     private let stamp = Atomic<UInt64>(0)
     /// Bytes of the current request's body received so far.
     let bodyBytes = Atomic<UInt64>(0)
+    /// Milliseconds blobd itself spent taking the body in (writing it out), which the rate
+    /// leaves out: a disk that stalls must not make the client look slow.
+    let bodyBusy = Atomic<UInt64>(0)
     /// The request line of the next request has arrived (only tells `idle` from `head`).
     let requestLineSeen = Atomic<Bool>(false)
 
@@ -34,7 +37,10 @@ final class WatchedConnection: Sendable {
     /// Enters `phase` now; a body starts its count at 0, visible to a watchdog that sees the
     /// new phase (release, then acquire in `phase`).
     func enter(_ phase: ConnectionPhase) {
-        if phase == .body { bodyBytes.store(0, ordering: .relaxed) }
+        if phase == .body {
+            bodyBytes.store(0, ordering: .relaxed)
+            bodyBusy.store(0, ordering: .relaxed)
+        }
         stamp.store(monotonicMilliseconds() << 2 | phase.rawValue, ordering: .releasing)
     }
 
@@ -67,6 +73,7 @@ final class ConnectionWatchdog: @unchecked Sendable {
         var windowStamp: UInt64 = .max
         var windowStart: UInt64 = 0
         var windowBytes: UInt64 = 0
+        var windowBusy: UInt64 = 0
         var cut = false
     }
 
@@ -140,18 +147,22 @@ final class ConnectionWatchdog: @unchecked Sendable {
         case .body:
             guard limits.minBodyRate > 0 else { return false }
             let bytes = entry.connection.bodyBytes.load(ordering: .relaxed)
+            let busy = entry.connection.bodyBusy.load(ordering: .relaxed)
             if entry.windowStamp != stamp {
                 // The first window of a body starts with the body, at 0 bytes.
                 entry.windowStamp = stamp
                 entry.windowStart = since
                 entry.windowBytes = 0
+                entry.windowBusy = 0
             }
-            let elapsed = Double(now &- entry.windowStart) / 1000
+            let busyInWindow = busy >= entry.windowBusy ? busy - entry.windowBusy : 0
+            let elapsed = Double(now &- entry.windowStart) / 1000 - Double(busyInWindow) / 1000
             guard elapsed >= limits.window else { return false }
             let received = bytes >= entry.windowBytes ? bytes - entry.windowBytes : bytes
             if Double(received) < Double(limits.minBodyRate) * elapsed { return true }
             entry.windowStart = now
             entry.windowBytes = bytes
+            entry.windowBusy = busy
             return false
         case .other:
             return false

@@ -116,8 +116,13 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         // queued any more, so the connection is closed and the request abandoned.
         if state.chunked, blobd_mhd_chunk_lines_are_crlf(uploadData) == 0 { return .NO }
         if let uploadData, !state.bodyFinished {
+            let before = state.watched == nil ? 0 : monotonicMilliseconds()
             state.consumer?.consume(UnsafeRawBufferPointer(start: uploadData, count: size))
             state.bytesReceived += UInt64(size)
+            if let watched = state.watched {
+                let spent = monotonicMilliseconds() &- before
+                if spent > 0 { watched.bodyBusy.add(spent, ordering: .relaxed) }
+            }
         }
         uploadDataSize.pointee = 0
         return .YES
