@@ -41,7 +41,8 @@ VARS = {
     "DATA_DIR": "path", "LISTEN": "listen", "S3_LISTEN": "listen", "MAX_BLOB_SIZE": "size",
     "TOKENS_FILE": "path", "PUBLIC_READ": "bool", "THREADS": "int", "UPLOAD_EXPIRY": "duration",
     "MIN_FREE_BYTES": "size", "MAX_OPEN_UPLOADS": "int", "CONNECTION_TIMEOUT": "duration", "MAX_CONNECTIONS": "int",
-    "SHUTDOWN_GRACE": "duration",
+    "SHUTDOWN_GRACE": "duration", "HEADER_TIMEOUT": "duration", "MIN_BODY_RATE": "size",
+    "MAX_CONNECTIONS_PER_IP": "int", "TRUSTED_PROXY": "text", "PUBLIC_URL": "text",
     "LOG_LEVEL": ("trace", "debug", "info", "notice", "warn", "warning", "err", "error", "crit", "critical"),
     "LOG_FORMAT": ("text", "json"),
     # A cluster's settings.

@@ -60,7 +60,7 @@ extension BlobService {
             owner: access.uploadOwner(head))
         // An empty upload is complete at once; otherwise only a body needs an append.
         guard head.hasBody || length == 0 else {
-            return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", Self.location(ofUpload: upload.id))]))
+            return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", publicLocation(ofUpload: upload.id))]))
         }
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime)
         if let checksum { append.expect(checksum) }
@@ -101,7 +101,7 @@ extension BlobService {
         }
         if !upload.metadata.isEmpty { headers.append(("Upload-Metadata", upload.metadata)) }
         headers.append(("Upload-Expires", HTTPDate.format(upload.expires)))
-        if let key = upload.completedKey { headers.append(("Content-Location", Self.location(of: key))) }
+        if let key = upload.completedKey { headers.append(("Content-Location", publicLocation(of: key))) }
         return headers
     }
 
@@ -156,7 +156,7 @@ final class UploadAppendConsumer: HTTPBodyConsumer {
             response = service.failure(error)
             response.headers.append(BlobService.tusResumable)
         }
-        if created { response.headers.append(("Location", BlobService.location(ofUpload: append.upload.id))) }
+        if created { response.headers.append(("Location", service.publicLocation(ofUpload: append.upload.id))) }
         return response
     }
 

@@ -172,7 +172,7 @@ final class UploadConsumer: HTTPBodyConsumer {
                 respond(BlobService.jsonResponse(
                     status: stored.created ? 201 : 200, BlobService.json(record),
                     headers: [("ETag", EntityTag(version: record.version).headerValue),
-                              ("Location", BlobService.location(of: record.key))]))
+                              ("Location", service.publicLocation(of: record.key))]))
             case .failure(let error):
                 respond(service.failure(error))
             }

@@ -18,11 +18,16 @@ public final class BlobService: HTTPHandler {
     let logger: Logger
     /// One line per request; nil for none.
     let accessLog: AccessLog?
+    /// The outside URL of this listener (`--public-url`), without a trailing slash, put before
+    /// the path of every `Location` and `Content-Location`; "" for relative references.
+    let publicURL: String
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
-                commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil) {
+                commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
+                publicURL: String = "") {
         self.store = store
+        self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = WorkerPool(threads: commitThreads)
         self.access = access
@@ -210,16 +215,31 @@ public final class BlobService: HTTPHandler {
             return head
         }
         return HTTPRequestHead(method: String(method).uppercased(), path: head.path, version: head.version,
-                               headers: head.headers, query: head.query, peer: head.peer)
+                               headers: head.headers, query: head.query, peer: head.peer, isStrictlyFramed: head.isStrictlyFramed)
     }
 
     /// RFC 9112 framing rules that protect against request smuggling.
     public static func checkFraming(_ head: HTTPRequestHead) throws(HTTPError) {
+        // RFC 9112 §2.2 and §5.2: libmicrohttpd 0.9.75 takes a bare LF, a NUL and obs-fold.
+        if !head.isStrictlyFramed {
+            throw .malformedMessage("Every line of the request head must end in CRLF, with no NUL byte and no folded field line.")
+        }
         // libmicrohttpd keeps `Name : value` as the name "Name " (RFC 9112 §5.1: answer 400).
         if head.headers.contains(where: { !Self.isToken($0.name) }) {
             throw .malformedMessage("A header field name is empty or holds characters a token cannot (whitespace before the colon?).")
         }
+        // RFC 9110 §5.5: a bare CR (or any other control byte but HTAB) in a field value.
+        if head.headers.contains(where: { $0.value.utf8.contains(where: Self.isControl) }) {
+            throw .malformedMessage("A header field value holds a control character (a bare CR?).")
+        }
+        if head.path.contains(where: { Self.isControl($0) || $0 == 0x20 }) || (head.query ?? []).contains(where: { Self.isControl($0) || $0 == 0x20 }) {
+            throw .malformedMessage("The request target holds a control character or a space.")
+        }
         let codings = head.values(of: "Transfer-Encoding")
+        // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 request means faulty framing.
+        if !codings.isEmpty && head.version != "HTTP/1.1" {
+            throw .malformedMessage("Transfer-Encoding needs HTTP/1.1.")
+        }
         if !codings.isEmpty && codings.joined(separator: ",").trimmingOWS().lowercased() != "chunked" {
             throw .notImplemented("The only transfer coding blobd accepts is chunked.")
         }
@@ -234,6 +254,11 @@ public final class BlobService: HTTPHandler {
         if head.values(of: "Host").count > 1 { throw .malformedMessage("The request has more than one Host.") }
     }
 
+    /// A control byte other than HTAB (RFC 5234 CTL).
+    static func isControl(_ byte: UInt8) -> Bool {
+        (byte < 0x20 && byte != 0x09) || byte == 0x7F
+    }
+
     /// RFC 9110 §5.6.2: `token = 1*tchar`.
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { byte in
@@ -246,7 +271,17 @@ public final class BlobService: HTTPHandler {
         }
     }
 
-    /// The `Location` of a key.
+    /// The `Location` of a key, under `--public-url`.
+    func publicLocation(of key: BlobKey) -> String {
+        publicURL + Self.location(of: key)
+    }
+
+    /// The `Location` of an upload, under `--public-url`.
+    func publicLocation(ofUpload id: String) -> String {
+        publicURL + Self.location(ofUpload: id)
+    }
+
+    /// The path of a key.
     static func location(of key: BlobKey) -> String {
         let text = key.rawValue
         let hasEmptySegment = text.hasPrefix("/") || text.hasSuffix("/") || text.contains("//")

@@ -98,3 +98,48 @@ public enum LogTimestamp {
         HTTPDate.appendLogTimestamp(seconds: Int64(now.tv_sec), milliseconds: now.tv_nsec / 1_000_000, to: &out)
     }
 }
+
+/// Text-format log values that no client can use to forge a line (CWE-117).
+public enum LogText {
+    /// Appends `value` as a `key=value` value: as it is when it holds only printable characters
+    /// other than space, `"`, `=` and `\`; else in double quotes, with `"` and `\` escaped,
+    /// `\n`, `\r`, `\t`, and any other control character (C0, DEL, C1, U+2028, U+2029) as
+    /// `\u{…}`.
+    public static func appendValue(_ value: String, to out: inout [UInt8]) {
+        let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { !needsQuotes($0) }
+        guard !plain else {
+            out += value.utf8
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        appendEscaped(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `text` (a message) with control characters, `"` and `\` escaped, unquoted.
+    public static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += #"\""#.utf8
+            case "\\": out += #"\\"#.utf8
+            case "\n": out += #"\n"#.utf8
+            case "\r": out += #"\r"#.utf8
+            case "\t": out += #"\t"#.utf8
+            default:
+                if isControl(scalar) {
+                    out += "\\u{\(String(scalar.value, radix: 16))}".utf8
+                } else {
+                    out += String(scalar).utf8
+                }
+            }
+        }
+    }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    static func needsQuotes(_ scalar: Unicode.Scalar) -> Bool {
+        isControl(scalar) || scalar == " " || scalar == "\"" || scalar == "=" || scalar == "\\"
+    }
+}

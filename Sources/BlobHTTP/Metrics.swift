@@ -23,6 +23,7 @@ public final class Metrics: Sendable {
         var bytesReceived: UInt64 = 0
         var bytesSent: UInt64 = 0
         var errors: [String: UInt64] = [:]
+        var slowClientsClosed: [String: UInt64] = [:]
     }
 
     private let state = Mutex(State())
@@ -58,6 +59,12 @@ public final class Metrics: Sendable {
     /// Counts an error answered with a problem of type `kind`.
     public func recordError(kind: String) {
         state.withLock { $0.errors[kind, default: 0] += 1 }
+    }
+
+    /// Counts a connection closed for a slow client: `idle` (a keep-alive connection past the
+    /// head deadline with no new request), `head` or `body`.
+    public func recordSlowClientClosed(reason: String) {
+        state.withLock { $0.slowClientsClosed[reason, default: 0] += 1 }
     }
 
     /// An upload started (+1) or ended (-1).
@@ -98,6 +105,11 @@ public final class Metrics: Sendable {
         family("blobd_errors_total", "counter", "Error responses by problem type.")
         for (kind, count) in state.errors.sorted(by: { $0.key < $1.key }) {
             out += "blobd_errors_total{kind=\"\(kind)\"} \(count)\n"
+        }
+        family("blobd_slow_connections_closed_total", "counter",
+               "Connections closed by --header-timeout (reason idle or head) or --min-body-rate (body).")
+        for (reason, count) in state.slowClientsClosed.sorted(by: { $0.key < $1.key }) {
+            out += "blobd_slow_connections_closed_total{reason=\"\(reason)\"} \(count)\n"
         }
         if let blobs {
             family("blobd_blobs_stored", "gauge", "Blobs in the index.")

@@ -12,17 +12,22 @@ public struct HTTPRequestHead: Sendable {
     public let query: [UInt8]?
     /// The client's address, when known.
     public let peer: SocketAddress?
+    /// False when libmicrohttpd took a head that RFC 9112 refuses: a line ending in a bare LF,
+    /// a NUL, a folded field line (obs-fold) or more than one space in the request line.
+    public let isStrictlyFramed: Bool
     /// The client's address, `host:port` (`-` when unknown).
     public var remoteAddress: String { peer?.description ?? "-" }
 
     /// Creates a head from a raw request target (`/path?query`).
     public init(method: String, target: [UInt8], version: String = "HTTP/1.1",
-                headers: [(name: String, value: String)] = [], peer: SocketAddress? = nil) {
+                headers: [(name: String, value: String)] = [], peer: SocketAddress? = nil,
+                isStrictlyFramed: Bool = true) {
         if let mark = target.firstIndex(of: UInt8(ascii: "?")) {
             self.init(method: method, path: Array(target[..<mark]), version: version, headers: headers,
-                      query: Array(target[(mark + 1)...]), peer: peer)
+                      query: Array(target[(mark + 1)...]), peer: peer, isStrictlyFramed: isStrictlyFramed)
         } else {
-            self.init(method: method, path: target, version: version, headers: headers, peer: peer)
+            self.init(method: method, path: target, version: version, headers: headers, peer: peer,
+                      isStrictlyFramed: isStrictlyFramed)
         }
     }
 
@@ -31,7 +36,8 @@ public struct HTTPRequestHead: Sendable {
         method: String, path: [UInt8], version: String = "HTTP/1.1",
         headers: [(name: String, value: String)] = [],
         query: [UInt8]? = nil,
-        peer: SocketAddress? = nil
+        peer: SocketAddress? = nil,
+        isStrictlyFramed: Bool = true
     ) {
         self.method = method
         self.path = path
@@ -39,6 +45,7 @@ public struct HTTPRequestHead: Sendable {
         self.headers = headers
         self.query = query
         self.peer = peer
+        self.isStrictlyFramed = isStrictlyFramed
     }
 
     /// Every value of the header `name` (case-insensitive), in the order received.

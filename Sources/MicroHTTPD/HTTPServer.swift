@@ -19,16 +19,33 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnections: Int
     /// Bytes per connection for the request head and I/O buffers (bounds header size).
     public var connectionMemory: Int
+    /// Seconds a request head may take, from the connection's start or the end of its last
+    /// request (so also the keep-alive idle limit); 0 for no limit.
+    public var headerTimeout: Double
+    /// Bytes per second a request body must bring, over each `headerTimeout` period (10 s if
+    /// that is 0); 0 for no limit.
+    public var minBodyRate: Int
+    /// Connections one client address may hold at once; 0 for no limit.
+    public var maxConnectionsPerAddress: Int
+    /// Told of each connection closed for a slow client, with the reason: `idle` (a keep-alive
+    /// connection with no new request by the head deadline), `head` or `body`.
+    public var slowClientClosed: (@Sendable (String) -> Void)?
 
     /// Creates a configuration.
     public init(host: String, port: UInt16, threads: Int, connectionTimeout: Int = 60,
-                maxConnections: Int = 1024, connectionMemory: Int = 32 * 1024) {
+                maxConnections: Int = 1024, connectionMemory: Int = 32 * 1024,
+                headerTimeout: Double = 0, minBodyRate: Int = 0, maxConnectionsPerAddress: Int = 0,
+                slowClientClosed: (@Sendable (String) -> Void)? = nil) {
         self.host = host
         self.port = port
         self.threads = threads
         self.connectionTimeout = connectionTimeout
         self.maxConnections = maxConnections
         self.connectionMemory = connectionMemory
+        self.headerTimeout = headerTimeout
+        self.minBodyRate = minBodyRate
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.slowClientClosed = slowClientClosed
     }
 }
 
@@ -62,7 +79,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Starts serving `handler` at once.
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws {
-        let context = Unmanaged.passRetained(ServerContext(handler: handler))
+        let limits = ConnectionWatchdog.Limits(headerTimeout: max(0, configuration.headerTimeout),
+                                               minBodyRate: max(0, configuration.minBodyRate))
+        let watchdog = limits.headerTimeout > 0 || limits.minBodyRate > 0 ? ConnectionWatchdog(limits: limits, report: configuration.slowClientClosed) : nil
+        let context = Unmanaged.passRetained(ServerContext(handler: handler, watchdog: watchdog))
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
             | MHD_USE_ITC.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let started: OpaquePointer? = try withSocketAddress(configuration.host, configuration.port) { address, isIPv6 in
@@ -75,9 +95,12 @@ public final class HTTPServer: @unchecked Sendable {
                 UInt32(max(1, configuration.threads)),
                 UInt32(max(0, configuration.connectionTimeout)),
                 UInt32(max(1, configuration.maxConnections)),
-                max(8 * 1024, configuration.connectionMemory))
+                max(8 * 1024, configuration.connectionMemory),
+                UInt32(clamping: max(0, configuration.maxConnectionsPerAddress)),
+                connectionNotified, context.toOpaque())
         }
         guard let started else {
+            watchdog?.stop()
             context.release()
             throw HTTPServerError.startFailed(host: configuration.host, port: configuration.port)
         }
@@ -124,6 +147,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard first else { return }
         answerWaitingRequests()
         MHD_stop_daemon(daemon)
+        context.takeUnretainedValue().watchdog?.stop()
         context.release()
         listenSocket.withLock { socket in
             if socket >= 0 { _ = closeDescriptor(socket) }

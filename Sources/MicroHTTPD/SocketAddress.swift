@@ -29,10 +29,19 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     /// `host:port`, with the host in brackets for IPv6.
     public var description: String {
+        family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The address alone, as text (`192.0.2.1`, `2001:db8::1`).
+    public var host: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         var bytes = address
         _ = withUnsafeBytes(of: &bytes) { inet_ntop(family, $0.baseAddress, &text, socklen_t(text.count)) }
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The address in network byte order: 4 bytes for IPv4, 16 for IPv6.
+    public var bytes: [UInt8] {
+        withUnsafeBytes(of: address) { Array($0.prefix(family == AF_INET6 ? 16 : 4)) }
     }
 }

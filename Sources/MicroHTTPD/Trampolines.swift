@@ -9,6 +9,8 @@ import Glibc
 final class ServerContext: Sendable {
     let handler: any HTTPHandler
     let inFlight = Atomic<Int>(0)
+    /// Closes the connections of slow clients; nil when no limit is set.
+    let watchdog: ConnectionWatchdog?
     /// Connections suspended waiting for their response, and whether the server is closing.
     let suspensions = Mutex(Suspensions())
 
@@ -18,8 +20,9 @@ final class ServerContext: Sendable {
         var closing = false
     }
 
-    init(handler: any HTTPHandler) {
+    init(handler: any HTTPHandler, watchdog: ConnectionWatchdog?) {
         self.handler = handler
+        self.watchdog = watchdog
     }
 
     /// Registers a connection about to be suspended; false once the server is closing.
@@ -50,6 +53,12 @@ final class ServerContext: Sendable {
 final class RequestState {
     /// The request target exactly as received, before libmicrohttpd splits or decodes it.
     let target: [UInt8]
+    /// Where the target lies in libmicrohttpd's read buffer (valid until the request completes).
+    let targetAddress: UnsafePointer<CChar>?
+    /// The connection as the watchdog sees it.
+    let watched: WatchedConnection?
+    /// The body is chunked: each chunk's lines are checked for CRLF.
+    var chunked = false
     var head: HTTPRequestHead?
     let started = monotonicSeconds()
     var consumer: (any HTTPBodyConsumer)?
@@ -67,18 +76,22 @@ final class RequestState {
     var bytesReceived: UInt64 = 0
     var bytesSent: UInt64 = 0
 
-    init(target: [UInt8]) {
+    init(target: [UInt8], targetAddress: UnsafePointer<CChar>?, watched: WatchedConnection?) {
         self.target = target
+        self.targetAddress = targetAddress
+        self.watched = watched
     }
 }
 
 /// The URI log callback: the first sight of a request, with its raw target. Its return value
 /// becomes `*con_cls`, so the request's state exists from here to the completion callback.
-let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { cls, uri, _ in
+let requestStarted: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = { cls, uri, connection in
     guard let cls else { return nil }
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     server.inFlight.add(1, ordering: .relaxed)
-    let state = RequestState(target: uri.map { bytes($0) } ?? [])
+    let state = RequestState(target: uri.map { bytes($0) } ?? [], targetAddress: uri,
+                             watched: server.watchdog == nil ? nil : connection.flatMap(watchedConnection))
+    state.watched?.requestLineSeen.store(true, ordering: .relaxed)
     return Unmanaged.passRetained(state).toOpaque()
 }
 
@@ -94,37 +107,24 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeUnretainedValue()
 
     if state.head == nil {
-        let head = readHead(connection, target: state.target, method: method, version: version)
-        state.head = head
-        switch server.handler.handle(head) {
-        case .respond(let response):
-            state.bodyFinished = true
-            // libmicrohttpd keeps the connection alive only if the response is queued after
-            // the (empty) body has been read; with a body pending, answering now is the point
-            // (an early 413 or 412) and the connection is closed after it.
-            guard head.hasBody else {
-                state.pending = response
-                return .YES
-            }
-            return queue(response, on: connection, state: state)
-        case .receive(let consumer):
-            state.consumer = consumer
-            state.finish = consumer.finish
-            let handle = HTTPConnectionHandle(socket: blobd_mhd_connection_socket(connection))
-            state.connection = handle
-            consumer.attach(handle)
-            return .YES
-        case .later(let start):
-            state.finish = start
-            return .YES
-        }
+        return start(state, on: connection, server: server, method: method, version: version)
     }
 
     let size = uploadDataSize.pointee
     if size > 0 {
+        state.watched?.bodyBytes.add(UInt64(size), ordering: .relaxed)
+        // RFC 9112 §7.1: chunk lines end in CRLF; libmicrohttpd 0.9.75 also takes a bare LF,
+        // which a front proxy may read otherwise (request smuggling). Mid-body no answer can be
+        // queued any more, so the connection is closed and the request abandoned.
+        if state.chunked, blobd_mhd_chunk_lines_are_crlf(uploadData) == 0 { return .NO }
         if let uploadData, !state.bodyFinished {
+            let before = state.watched == nil ? 0 : monotonicMilliseconds()
             state.consumer?.consume(UnsafeRawBufferPointer(start: uploadData, count: size))
             state.bytesReceived += UInt64(size)
+            if let watched = state.watched {
+                let spent = monotonicMilliseconds() &- before
+                if spent > 0 { watched.bodyBusy.add(spent, ordering: .relaxed) }
+            }
         }
         uploadDataSize.pointee = 0
         return .YES
@@ -142,6 +142,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     guard !state.bodyFinished, let finish = state.finish else { return .YES }
     state.bodyFinished = true
     state.connection?.detach()
+    state.watched?.enter(.other)
     state.finish = nil
     let responder = HTTPResponder(connection: connection, server: server)
     finish(responder)
@@ -150,6 +151,40 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         return .YES
     }
     return queue(response, on: connection, state: state)
+}
+
+/// The first call of a request: its head is complete. Asks the handler what to do.
+private func start(_ state: RequestState, on connection: OpaquePointer, server: ServerContext,
+                   method: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> MHD_Result {
+    let head = readHead(connection, state: state, method: method, version: version)
+    state.head = head
+    state.chunked = head["Transfer-Encoding"] != nil
+    let action = server.handler.handle(head)
+    switch action {
+    case .respond(let response):
+        state.watched?.enter(.other)
+        state.bodyFinished = true
+        // libmicrohttpd keeps the connection alive only if the response is queued after
+        // the (empty) body has been read; with a body pending, answering now is the point
+        // (an early 413 or 412) and the connection is closed after it.
+        guard head.hasBody else {
+            state.pending = response
+            return .YES
+        }
+        return queue(response, on: connection, state: state)
+    case .receive(let consumer):
+        state.watched?.enter(head.hasBody ? .body : .other)
+        state.consumer = consumer
+        state.finish = consumer.finish
+        let handle = HTTPConnectionHandle(socket: blobd_mhd_connection_socket(connection))
+        state.connection = handle
+        consumer.attach(handle)
+        return .YES
+    case .later(let start):
+        state.watched?.enter(head.hasBody ? .body : .other)
+        state.finish = start
+        return .YES
+    }
 }
 
 /// The completion callback: fires once per request, also when the client went away. The one
@@ -165,6 +200,9 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, terminati
     }
     state.pending?.discard()
     server.inFlight.subtract(1, ordering: .relaxed)
+    // A keep-alive connection now waits for its next request head.
+    state.watched?.requestLineSeen.store(false, ordering: .relaxed)
+    state.watched?.enter(.head)
     guard let head = state.head else { return }
     server.handler.requestCompleted(HTTPRequestSummary(
         head: head, status: state.status,
@@ -241,15 +279,17 @@ private final class HeadCollector {
     var headers: [(name: String, value: String)] = []
 }
 
-private func readHead(_ connection: OpaquePointer, target: [UInt8],
+private func readHead(_ connection: OpaquePointer, state: RequestState,
                       method: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> HTTPRequestHead {
     let collector = HeadCollector()
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader,
                                     Unmanaged.passUnretained(collector).toOpaque())
     }
-    return HTTPRequestHead(method: text(method), target: target, version: text(version),
-                           headers: collector.headers, peer: blobd_mhd_client_address(connection).flatMap(SocketAddress.init))
+    let strict = blobd_mhd_head_is_strict(connection, method, state.targetAddress, state.target.count, version) != 0
+    return HTTPRequestHead(method: text(method), target: state.target, version: text(version),
+                           headers: collector.headers, peer: blobd_mhd_client_address(connection).flatMap(SocketAddress.init),
+                           isStrictlyFramed: strict)
 }
 
 private let collectHeader: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in

@@ -168,6 +168,9 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw .unavailable(message)
         }
+        // libpq prints server notices (`relation … already exists, skipping`) to stderr, which
+        // would put plain-text lines in blobd's JSON log; they tell an operator nothing.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         self.connection = connection
     }
 

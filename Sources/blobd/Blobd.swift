@@ -37,6 +37,11 @@ struct Serve: ParsableCommand {
     @Option(help: "Unfinished uploads (tus and S3 multipart) one token or access key, or in open access one client address, may have; 0 for no limit (BLOBD_MAX_OPEN_UPLOADS; default 1000).") var maxOpenUploads: String?
     @Option(help: "Seconds before an idle or stalled connection is closed (BLOBD_CONNECTION_TIMEOUT; default 60).") var connectionTimeout: String?
     @Option(help: "Connections served at once (BLOBD_MAX_CONNECTIONS; default 1024).") var maxConnections: String?
+    @Option(help: "Seconds a request head may take, also the keep-alive idle limit; 0 for none (BLOBD_HEADER_TIMEOUT; default 10).") var headerTimeout: String?
+    @Option(help: "Bytes per second a request body must average over each --header-timeout period; 0 for none (BLOBD_MIN_BODY_RATE; default 1024).") var minBodyRate: String?
+    @Option(help: "Connections one client address may hold; 0 for no limit (BLOBD_MAX_CONNECTIONS_PER_IP; default 128).") var maxConnectionsPerIp: String?
+    @Option(help: "A proxy (CIDR or address) whose X-Forwarded-For/Forwarded names the client; repeatable (BLOBD_TRUSTED_PROXY, comma-separated).") var trustedProxy: [String] = []
+    @Option(help: "The URL clients reach blobd at, for Location headers (BLOBD_PUBLIC_URL; default relative links).") var publicUrl: String?
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
     @Option(help: "trace, debug, info, notice, warn(ing), err(or) or crit(ical) (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
@@ -55,6 +60,7 @@ struct Serve: ParsableCommand {
             throw ValidationError(invalid.description)  // exit 64: a setting that will not fix itself
         }
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        Announcement.json = configuration.logFormat == "json"
         if configuration.logFormat == "json" {
             LoggingSystem.bootstrap { JSONLogHandler(label: $0, logLevel: level) }
         } else {
@@ -80,6 +86,10 @@ struct Serve: ParsableCommand {
         if let v = value(maxOpenUploads, "max-open-uploads") { c.maxOpenUploads = try Configuration.parseNumber(v, "max-open-uploads") }
         if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try SettingParsers.wholeSeconds(v, "connection-timeout") }
         if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        try c.resolveClientLimits(headerTimeout: value(headerTimeout, "header-timeout"), minBodyRate: value(minBodyRate, "min-body-rate"),
+                                  perIP: value(maxConnectionsPerIp, "max-connections-per-ip"),
+                                  trustedProxies: trustedProxy.isEmpty ? environment["BLOBD_TRUSTED_PROXY"].map { [$0] } ?? [] : trustedProxy,
+                                  publicURL: value(publicUrl, "public-url"))
         if let v = value(shutdownGrace, "shutdown-grace") {
             let seconds = try SettingParsers.duration(v, "shutdown-grace")
             guard seconds <= 3600 else {

@@ -26,7 +26,7 @@ enum BlobdServer {
             options.nodeID = configuration.nodeID
             options.reclaimGrace = configuration.reclaimGrace
             logger.info("Cluster node", metadata: ["node.id": "\(configuration.nodeID)", "index": "\(PostgresPool.redacted(url))",
-                                                    "reclaim_grace_s": "\(configuration.reclaimGrace)"])
+                                                    "reclaim_grace_s": .stringConvertible(configuration.reclaimGrace)])
         }
         do {
             store = try BlobStore(directory: configuration.dataDirectory, options: options, logger: logger)
@@ -42,15 +42,19 @@ enum BlobdServer {
         if access.isOpen {
             logger.warning("No tokens file: every request is allowed (open access); use --tokens-file to require tokens")
         } else {
-            logger.info("Tokens loaded", metadata: ["tokens.count": "\(access.tokenCount)", "s3_keys.count": "\(access.s3KeyCount)",
-                                                    "public_read": "\(access.publicRead)"])
+            logger.info("Tokens loaded", metadata: ["tokens.count": .stringConvertible(access.tokenCount), "s3_keys.count": .stringConvertible(access.s3KeyCount),
+                                                    "public_read": .stringConvertible(access.publicRead)])
         }
 
         let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)
-        let accessLog = logger.logLevel <= .info ? AccessLog(format: configuration.logFormat == "json" ? .json : .text) : nil
+        let accessLog = logger.logLevel <= .info
+            ? AccessLog(format: configuration.logFormat == "json" ? .json : .text, proxies: TrustedProxies(configuration.trustedProxies)) : nil
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
-                                    connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections)
+                                    connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections,
+                                    headerTimeout: Double(configuration.headerTimeout), minBodyRate: configuration.minBodyRate,
+                                    maxConnectionsPerAddress: configuration.maxConnectionsPerIP,
+                                    slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
         }
         let server: HTTPServer
         var s3Server: HTTPServer?
@@ -58,7 +62,7 @@ enum BlobdServer {
             server = try HTTPServer(
                 configuration: serverConfiguration(configuration.host, configuration.port),
                 handler: BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
-                                     accessLog: accessLog))
+                                     accessLog: accessLog, publicURL: configuration.publicURL))
             if let (host, port) = configuration.s3Listen {
                 s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
                                           handler: S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog))
@@ -82,10 +86,10 @@ enum BlobdServer {
         sweeper.resume()
 
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        LogOutput.standardError.write(Array("blobd listening on http://\(shownHost):\(server.port)\n".utf8), urgent: true)
+        Announcement.write("blobd listening on http://\(shownHost):\(server.port)")
         if let s3Server, let (host, _) = configuration.s3Listen {
             let shown = host.contains(":") ? "[\(host)]" : host
-            LogOutput.standardError.write(Array("blobd S3 listening on http://\(shown):\(s3Server.port)\n".utf8), urgent: true)
+            Announcement.write("blobd S3 listening on http://\(shown):\(s3Server.port)")
         }
 
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
@@ -94,12 +98,12 @@ enum BlobdServer {
             case SIGHUP:
                 do {
                     try access.reload()
-                    logger.info("Tokens reloaded", metadata: ["tokens.count": "\(access.tokenCount)"])
+                    logger.info("Tokens reloaded", metadata: ["tokens.count": .stringConvertible(access.tokenCount)])
                 } catch {
                     logger.error("Tokens file not reloaded; the previous tokens stay in force", metadata: ["error": "\(error)"])
                 }
             case let number:
-                logger.info("Shutting down", metadata: ["signal": "\(number)", "requests.inflight": "\(server.requestsInFlight)"])
+                logger.info("Shutting down", metadata: ["signal": .stringConvertible(number), "requests.inflight": .stringConvertible(server.requestsInFlight)])
                 // Both listeners stop accepting at once and share the grace period.
                 s3Server?.quiesce()
                 let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -137,7 +141,7 @@ enum BlobdServer {
     }
 
     private static func fail(_ message: String) -> Never {
-        LogOutput.standardError.write(Array((message + "\n").utf8), urgent: true)
+        Announcement.write(message, level: .critical)
         exit(1)
     }
 }

@@ -1,3 +1,4 @@
+import BlobHTTP
 import Foundation
 
 /// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.
@@ -17,6 +18,12 @@ struct Configuration: Sendable {
     var maxOpenUploads = 1000
     var connectionTimeout = 60
     var maxConnections = 1024
+    var headerTimeout = 10
+    var minBodyRate = 1024
+    var maxConnectionsPerIP = 128
+    var trustedProxies: [NetworkRange] = []
+    /// The outside URL of the /v1 listener, without a trailing slash; "" for relative links.
+    var publicURL = ""
     /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.
     var shutdownGrace = 10.0
     /// The PostgreSQL index shared by a cluster; nil for SQLite in the data directory.
@@ -48,6 +55,34 @@ struct Configuration: Sendable {
             throw Invalid(description: "--\(name) must be an integer ≥ \(min), got '\(text)'")
         }
         return value
+    }
+
+    /// The slow-client limits, `--trusted-proxy` (each value may list several, comma-separated)
+    /// and `--public-url` (an absolute http or https URL).
+    mutating func resolveClientLimits(headerTimeout: String?, minBodyRate: String?, perIP: String?,
+                                      trustedProxies: [String], publicURL: String?) throws {
+        if let v = headerTimeout { self.headerTimeout = try SettingParsers.wholeSeconds(v, "header-timeout") }
+        if let v = minBodyRate {
+            guard let rate = Int(exactly: try SettingParsers.size(v, "min-body-rate")) else {
+                throw Invalid(description: "--min-body-rate is too large, got '\(v)'")
+            }
+            self.minBodyRate = rate
+        }
+        if let v = perIP { maxConnectionsPerIP = try Self.parseNumber(v, "max-connections-per-ip") }
+        for text in trustedProxies.flatMap({ $0.split(separator: ",") }) {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let range = NetworkRange(trimmed) else {
+                throw Invalid(description: "--trusted-proxy must be an IP address or CIDR range (10.0.0.0/8, ::1), got '\(trimmed)'")
+            }
+            self.trustedProxies.append(range)
+        }
+        if let v = publicURL, !v.isEmpty {
+            guard let url = URL(string: v), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                  url.query == nil, url.fragment == nil else {
+                throw Invalid(description: "--public-url must be an http:// or https:// URL without a query, got '\(v)'")
+            }
+            self.publicURL = v.hasSuffix("/") ? String(v.dropLast()) : v
+        }
     }
 
     /// Parses a boolean variable (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`).

@@ -3,7 +3,8 @@ import Foundation
 import Logging
 import Synchronization
 
-/// `2026-11-22T20:04:44.123Z info blobd: MESSAGE key=value ...` per line, through `LogOutput`.
+/// `2026-11-22T20:04:44.123Z info blobd: MESSAGE key=value ...` per line, through `LogOutput`;
+/// values are quoted and escaped as the access log's are (`LogText`).
 struct TextLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -21,12 +22,12 @@ struct TextLogHandler: LogHandler {
         line.append(UInt8(ascii: " "))
         line += label.utf8
         line += ": ".utf8
-        line += "\(event.message)".utf8
+        LogText.appendEscaped("\(event.message)", to: &line)
         for (key, value) in merged(event.metadata).sorted(by: { $0.key < $1.key }) {
             line.append(UInt8(ascii: " "))
             line += key.utf8
             line.append(UInt8(ascii: "="))
-            line += "\(value)".utf8
+            LogText.appendValue("\(value)", to: &line)
         }
         line.append(UInt8(ascii: "\n"))
         LogOutput.standardError.write(line, urgent: event.level >= .warning)
@@ -38,7 +39,8 @@ struct TextLogHandler: LogHandler {
     }
 }
 
-/// One JSON object per line: `{"ts":…,"level":…,"label":…,"msg":…, metadata…}` (keys sorted).
+/// One JSON object per line: `{"ts":…,"level":…,"label":…,"msg":…, metadata…}` (keys sorted);
+/// integer, floating-point and boolean metadata (`.stringConvertible`) as JSON numbers and booleans.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -50,17 +52,54 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var fields: [String: String] = [:]
+        var fields: [String: [UInt8]] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
-            fields[key] = "\(value)"
+            fields[key] = Self.json(value)
         }
-        fields["ts"] = String(decoding: LogTimestamp.now(), as: UTF8.self)
-        fields["level"] = event.level.rawValue
-        fields["label"] = label
-        fields["msg"] = "\(event.message)"
-        var line = JSON.object(fields.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).utf8()
-        line.append(UInt8(ascii: "\n"))
-        LogOutput.standardError.write(line, urgent: event.level >= .warning)
+        JSONLogHandler.write(message: "\(event.message)", level: event.level, label: label, fields: fields)
+    }
+
+    /// One JSON line: `fields` (values already JSON) with ts, level, label and msg, keys sorted.
+    static func write(message: String, level: Logger.Level, label: String, fields: [String: [UInt8]] = [:]) {
+        var fields = fields
+        fields["ts"] = JSON.string(String(decoding: LogTimestamp.now(), as: UTF8.self)).utf8()
+        fields["level"] = JSON.string(level.rawValue).utf8()
+        fields["label"] = JSON.string(label).utf8()
+        fields["msg"] = JSON.string(message).utf8()
+        var line: [UInt8] = [UInt8(ascii: "{")]
+        for (i, (key, value)) in fields.sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { line.append(UInt8(ascii: ",")) }
+            line += JSON.string(key).utf8()
+            line.append(UInt8(ascii: ":"))
+            line += value
+        }
+        line += "}\n".utf8
+        LogOutput.standardError.write(line, urgent: level >= .warning)
+    }
+
+    /// A metadata value as JSON: numbers and booleans as such, anything else a string.
+    static func json(_ value: Logger.Metadata.Value) -> [UInt8] {
+        if case .stringConvertible(let convertible) = value {
+            if let bool = convertible as? Bool { return Array((bool ? "true" : "false").utf8) }
+            if convertible is any BinaryInteger { return Array("\(convertible)".utf8) }
+            if let number = convertible as? Double, number.isFinite { return Array("\(number)".utf8) }
+        }
+        return JSON.string("\(value)").utf8()
+    }
+}
+
+/// A line blobd always writes, whatever the level (`blobd listening on …`, a failure to
+/// start): as it is in the text format, as a JSON line in the JSON format.
+enum Announcement {
+    nonisolated(unsafe) static var json = false
+
+    static func write(_ message: String, level: Logger.Level = .notice) {
+        if json {
+            JSONLogHandler.write(message: message, level: level, label: "blobd")
+            if level < .warning { LogOutput.standardError.flush() }
+        } else {
+            LogOutput.standardError.write(Array((message + "\n").utf8), urgent: true)
+        }
     }
 }
 

@@ -80,7 +80,9 @@ func sample(_ text: String, _ name: String) -> Double? {
         _ = try curl(["-H", "Authorization: Bearer s3cr3t-admin-token", b + "/v1/blobs/logged%20key"])
         _ = try curl(["-H", "Authorization: Bearer wrong-token-value", b + "/v1/blobs/logged%20key"])
         #expect(eventually { blobd.stderr.components(separatedBy: "\"msg\":\"request\"").count > 3 })
-        let lines = blobd.stderr.split(separator: "\n").filter { !$0.hasPrefix("blobd listening on") }
+        // Every line is JSON, the announcement that blobd listens among them (issue 20 item 18).
+        let lines = blobd.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.contains("\"msg\":\"blobd listening on http://127.0.0.1:") })
         var requests: [[String: Any]] = []
         for line in lines {
             let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -91,10 +93,15 @@ func sample(_ text: String, _ name: String) -> Double? {
         let put = try #require(requests.first)
         #expect(put["http.method"] as? String == "PUT")
         #expect(put["http.route"] as? String == "/v1/blobs/{key}")
-        #expect(put["http.status"] as? String == "201")
+        // Numbers are JSON numbers.
+        #expect(put["http.status"] as? Int == 201)
         #expect(put["blob.key"] as? String == "logged key")
-        #expect(put["http.bytes_received"] as? String == "1")
-        #expect(put["client.address"] as? String != nil && put["http.duration_ms"] as? String != nil)
+        #expect(put["http.bytes_received"] as? Int == 1)
+        #expect(put["http.bytes_sent"] is NSNumber && put["http.duration_ms"] is NSNumber)
+        #expect(put["client.address"] as? String != nil)
+        let loaded = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["msg"] as? String == "Tokens loaded" }
+        #expect(loaded?["tokens.count"] as? Int == 1)
         #expect(!blobd.stderr.contains("s3cr3t-admin-token"))
         #expect(!blobd.stderr.contains("wrong-token-value"))
     }
