@@ -1,0 +1,157 @@
+import Foundation
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+/// Where an S3 body's bytes go: a new object (PutObject) or a part (UploadPart).
+protocol S3BodySink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError)
+    /// Writes out what is buffered; the digests of every byte (from the `BodyHasher` it was
+    /// started with).
+    func digests() throws(StoreError) -> BodyHasher.Digests
+    /// Makes the bytes durable and answers; runs on the commit pool. `md5` is the body's MD5,
+    /// `checksum` its verified `x-amz-checksum-*` as `algorithm:base64`.
+    func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void)
+    func abandon()
+    /// The connection the body arrives on (a part sent again shuts the earlier one's down).
+    func attach(_ connection: HTTPConnectionHandle)
+}
+
+extension S3BodySink {
+    func attach(_ connection: HTTPConnectionHandle) {}
+}
+
+/// The new object of a PutObject: committed atomically at the end.
+final class ObjectSink: S3BodySink {
+    private let stream: BlobWriteStream
+    private let key: BlobKey
+    private let attributes: BlobAttributes
+    private let requestID: String
+    private let condition: (BlobRecord?) -> Bool
+
+    init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
+         condition: @escaping (BlobRecord?) -> Bool) {
+        self.stream = stream
+        self.key = key
+        self.attributes = attributes
+        self.requestID = requestID
+        self.condition = condition
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
+
+    func digests() throws(StoreError) -> BodyHasher.Digests { try stream.digests() }
+
+    func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
+            respond(result.map { stored in
+                HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
+                             + S3Service.checksumHeaders(stored.record, orSHA256: false))
+            }.mapError { $0 })
+        }
+    }
+
+    func abandon() { stream.abandon() }
+}
+
+/// Streams an S3 body (PutObject or UploadPart) into its sink: aws-chunked framing decoded,
+/// MD5 and any checksum computed as the sink writes (`BodyDigests`) and checked, then the sink
+/// completes on the commit pool.
+final class S3PutConsumer: HTTPBodyConsumer {
+    private let service: S3Service
+    private let sink: any S3BodySink
+    /// The aws-chunked framing around the bytes, when the body has it.
+    var decoder: AWSChunkedDecoder?
+    private let payload: S3Service.Payload
+    private let digests: BodyDigests
+    private let head: HTTPRequestHead
+    private let requestID: String
+    private var failure: (any Error)?
+
+    init(service: S3Service, sink: any S3BodySink, payload: S3Service.Payload, digests: BodyDigests, head: HTTPRequestHead,
+         requestID: String) {
+        self.service = service
+        self.sink = sink
+        self.payload = payload
+        self.digests = digests
+        self.head = head
+        self.requestID = requestID
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        do {
+            if let decoder { try decoder.feed(chunk) } else { try write(chunk) }
+        } catch {
+            failure = error
+        }
+    }
+
+    /// The body's bytes (without any aws-chunked framing), stored and hashed as they are written.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try sink.write(bytes)
+    }
+
+    func finish(_ responder: HTTPResponder) {
+        let handover = Handover(value: self)
+        service.committers.submit {
+            handover.value.complete { responder.send($0) }
+        }
+    }
+
+    /// Checks the framing, the length and the digests (waiting for the second hashing thread,
+    /// which is why this runs on the commit pool), then completes the sink.
+    private func verify() throws -> (md5: [UInt8], checksum: String?) {
+        if let failure { throw failure }
+        if let decoder {
+            guard decoder.isComplete else { throw S3Error(.incompleteBody, "The request body ended inside its aws-chunked framing.") }
+            if let size = payload.size, decoder.decodedLength != size {
+                throw S3Error(.incompleteBody, "The decoded body is \(decoder.decodedLength) bytes, not x-amz-decoded-content-length.")
+            }
+        }
+        let digests = self.digests.values(try sink.digests())
+        if let expected = payload.expectedMD5, digests.md5 != expected {
+            throw S3Error(.badDigest, "The Content-MD5 you specified did not match what we received.")
+        }
+        guard let algorithm = payload.checksum, let computed = digests.checksum else { return (digests.md5, nil) }
+        let expected: String?
+        switch payload.expectedChecksum {
+        case .none: expected = nil
+        case .header(let value): expected = value
+        case .trailer:
+            guard let value = decoder?.trailers[algorithm.field] else {
+                throw S3Error(.malformedTrailer, "The request contained trailing data that was not well-formed or did not conform to our published schema.")
+            }
+            guard algorithm.isWellFormed(value) else { throw S3Error(.invalidRequest, "Value for \(algorithm.field) trailing header is invalid.") }
+            expected = value
+        }
+        if let expected, expected != computed {
+            throw S3Error(.badDigest, "The \(algorithm.rawValue.uppercased()) you specified did not match the calculated checksum.")
+        }
+        return (digests.md5, "\(algorithm.rawValue):\(computed)")
+    }
+
+    private func complete(then respond: @escaping (HTTPResponse) -> Void) {
+        let verified: (md5: [UInt8], checksum: String?)
+        do {
+            verified = try verify()
+        } catch {
+            sink.abandon()
+            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
+        }
+        sink.complete(md5: verified.md5, checksum: verified.checksum) { [self] result in
+            switch result {
+            case .success(let response): respond(response)
+            case .failure(let error): respond(service.failure(S3Error(error), head: head, requestID: requestID))
+            }
+        }
+    }
+
+    func abandon() {
+        sink.abandon()
+    }
+
+    func attach(_ connection: HTTPConnectionHandle) {
+        sink.attach(connection)
+    }
+}

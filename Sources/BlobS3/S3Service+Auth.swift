@@ -1,0 +1,108 @@
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who may make an S3 request: SigV4 (header or presigned URL) or SigV2 checked against the
+/// access key's secret, then the key's scopes.
+extension S3Service {
+    /// A request whose signature checked out: what it signed (nil for SigV2, which signs no
+    /// chunks), the key's secret and its scopes.
+    struct Authorized {
+        let signed: SigV4.Signed?
+        /// The access key that signed, whatever the signature version.
+        let accessKey: String
+        let secret: String
+        let scopes: Set<Scope>
+    }
+
+    /// Checks the signature (SigV4 or SigV2, header or presigned URL) against the access key's
+    /// secret, and the key's scopes. In open access (no tokens file) signatures are not checked
+    /// (nil). `presigned`: a request without an Authorization header, with its entry among the
+    /// verified URLs if it has one.
+    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
+                   presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
+        guard !access.isOpen else { return nil }
+        if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
+            try Self.checkSignedHeaders(head, known.signed)
+            try Self.checkTime(known.signed, signedAt: known.signedAt)
+            try Self.checkScope(key, scope)
+            return Authorized(signed: known.signed, accessKey: known.signed.accessKey, secret: key.secret, scopes: key.scopes)
+        }
+        if let signed = try SigV2.signed(head, query: query) {
+            return try authorize(head, query: query, scope: scope, sigV2: signed)
+        }
+        guard let signed = try SigV4.signed(head, query: query) else {
+            if access.publicRead && scope == .read { return nil }
+            throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
+        }
+        guard let key = access.s3Key(signed.accessKey) else {
+            throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
+        }
+        guard let signedAt = SigV4.seconds(ofAmzDate: signed.amzDate) else {
+            throw S3Error(.accessDenied, "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
+        }
+        guard signed.amzDate.hasPrefix(signed.scopeDate), signed.service == "s3" else {
+            throw S3Error(.authorizationHeaderMalformed, "The credential scope must name the request's date and the service s3.")
+        }
+        guard signed.signedHeaders.contains("host") else {
+            throw S3Error(.accessDenied, "The Host header must be signed.")
+        }
+        try Self.checkSignedHeaders(head, signed)
+        try Self.checkTime(signed, signedAt: signedAt)
+        let canonical = SigV4.canonicalRequest(method: head.method, rawPath: head.path, query: query,
+                                               headers: head.headers, signed: signed)
+        let expected = SigV4.signature(secret: key.secret, signed, stringToSign: SigV4.stringToSign(signed, canonicalRequest: canonical))
+        guard AccessPolicy.constantTimeEqual(Array(expected.utf8), Array(signed.signature.utf8)) else {
+            throw S3Error(.signatureDoesNotMatch,
+                          "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
+        }
+        if let presigned, signed.expires != nil {
+            verifiedURLs.insert(presigned.key, head: head, query: query, signed: signed, secret: key.secret, signedAt: signedAt)
+        }
+        try Self.checkScope(key, scope)
+        return Authorized(signed: signed, accessKey: signed.accessKey, secret: key.secret, scopes: key.scopes)
+    }
+
+    /// Every `x-amz-*` header the request carries must be signed, in a presigned URL as in a
+    /// header-signed request, or it could be added later (a copy source, a range of one, metadata);
+    /// and every header signed must be there.
+    private static func checkSignedHeaders(_ head: HTTPRequestHead, _ signed: SigV4.Signed) throws(S3Error) {
+        if let unsigned = SigV4.unsignedAmzHeader(head.headers, signed: signed) {
+            throw S3Error(.accessDenied, "There were headers present in the request which were not signed: \(unsigned)")
+        }
+        if let absent = SigV4.absentSignedHeader(head.headers, signed: signed) {
+            throw S3Error(.accessDenied, "The signed header \(absent) is not in the request.")
+        }
+    }
+
+    /// A copy reads its source: the key needs the read scope as well as write (S3: s3:GetObject
+    /// on the source). Open access and `--public-read` let anyone read.
+    func checkCopySourceRead(_ authorized: Authorized?) throws(S3Error) {
+        guard !access.isOpen, !access.publicRead else { return }
+        guard let authorized, authorized.scopes.contains(.read) else {
+            throw S3Error(.accessDenied, "The access key lacks the 'read' scope a copy needs on its source.")
+        }
+    }
+
+    /// A presigned URL is valid from its date until it expires; a header-signed request within
+    /// 15 minutes of the clock either way.
+    static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
+        let now = Int64(time(nil))
+        if let expires = signed.expires {
+            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
+            guard signedAt <= now + maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
+        } else if abs(now - signedAt) > maxSkew {
+            throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
+        }
+    }
+
+    static func checkScope(_ key: AccessPolicy.S3Key, _ scope: Scope) throws(S3Error) {
+        guard key.scopes.contains(scope) else {
+            throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import BlobHTTP
+import BlobStore
+import MicroHTTPD
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Buckets: naming rules, CreateBucket with its region, ListBuckets.
+extension S3Service {
+    /// S3's bucket naming rules: 3–63 of lowercase letters, digits, `.` and `-`, starting and
+    /// ending with a letter or digit; no `..`, `.-` or `-.`; not an IPv4 address; none of the
+    /// prefixes and suffixes AWS reserves.
+    static func isValidBucketName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
+        guard (3...63).contains(bytes.count), let first = bytes.first, let last = bytes.last,
+              alphanumeric(first), alphanumeric(last),
+              bytes.allSatisfy({ alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else { return false }
+        if ["..", ".-", "-."].contains(where: { name.contains($0) }) { return false }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        if labels.count == 4, labels.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) { return false }
+        return !reservedBucketPrefixes.contains(where: name.hasPrefix) && !reservedBucketSuffixes.contains(where: name.hasSuffix)
+    }
+
+    static let reservedBucketPrefixes = ["xn--", "sthree-", "amzn-s3-demo-"]
+    static let reservedBucketSuffixes = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
+
+    /// The region of a bucket created without a LocationConstraint.
+    static let defaultRegion = "us-east-1"
+
+    /// CreateBucket, with an optional `CreateBucketConfiguration` naming its LocationConstraint.
+    /// blobd serves every region's requests alike; the region is recorded and answered (by
+    /// GetBucketLocation, HeadBucket and ListBuckets) so that a client which asked for one is
+    /// not told another.
+    func receiveCreateBucket(_ head: HTTPRequestHead, _ name: String, requestID: String) throws -> HTTPRequestAction {
+        guard Self.isValidBucketName(name) else {
+            throw S3Error(.invalidBucketName, "The specified bucket is not valid.")
+        }
+        let expected = try Self.bufferedPayloadHash(head)
+        return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
+            do {
+                try Self.check(body, against: expected)
+                let bucket = Bucket(name: name, created: Int64(time(nil)), region: try Self.locationConstraint(body))
+                guard try store.buckets.createBucket(bucket) else {
+                    throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
+                }
+                return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
+            } catch {
+                return failure(error, head: head, bucket: name, key: nil, requestID: requestID)
+            }
+        })
+    }
+
+    /// The region a CreateBucket body names; nil for none, an empty one, or us-east-1.
+    static func locationConstraint(_ body: [UInt8]?) throws -> String? {
+        guard let body else { throw S3Error(.malformedXML, "The CreateBucketConfiguration is too large.") }
+        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
+        let root = try XML.parse(body, maxChildren: 16)
+        guard root.name == "CreateBucketConfiguration" else { throw XMLReader.malformed }
+        guard let constraint = root.value("LocationConstraint"), !constraint.isEmpty, constraint != defaultRegion else { return nil }
+        // Region names (eu-west-1, and the legacy EU): letters, digits and dashes.
+        guard constraint.utf8.count <= 64,
+              constraint.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                                           || (0x61...0x7A).contains($0) }) else {
+            throw S3Error(.invalidLocationConstraint, "The specified location-constraint is not valid.")
+        }
+        return constraint
+    }
+
+    @discardableResult
+    func requireBucket(_ name: String) throws -> Bucket {
+        guard let bucket = try store.buckets.bucket(name) else { throw S3Error(StoreError.bucketNotFound) }
+        return bucket
+    }
+
+    /// ListBuckets, in name order: `prefix`, and pages of `max-buckets` (1 to 10,000; all of
+    /// them when absent) resumed after a `continuation-token` (the last name of the page before).
+    func listBuckets(query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        let prefix = Self.value("prefix", in: query) ?? ""
+        let after = Self.value("continuation-token", in: query)
+        var limit = Int.max
+        if let text = Self.value("max-buckets", in: query) {
+            guard let number = Int(text), (1...10_000).contains(number) else {
+                throw S3Error(.invalidArgument, "max-buckets must be an integer from 1 to 10000.")
+            }
+            limit = number
+        }
+        let matching = try store.buckets.buckets().filter { bucket in
+            bucket.name.hasPrefix(prefix) && (after.map { $0.utf8.lexicographicallyPrecedes(bucket.name.utf8) } ?? true)
+        }
+        var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
+        for bucket in matching.prefix(limit) {
+            xml += "<Bucket>" + XML.element("Name", bucket.name)
+                + XML.element("CreationDate", Self.isoDate(bucket.created))
+                + XML.element("BucketRegion", bucket.region ?? Self.defaultRegion) + "</Bucket>"
+        }
+        xml += "</Buckets>"
+        if matching.count > limit { xml += XML.element("ContinuationToken", matching[limit - 1].name) }
+        if !prefix.isEmpty { xml += XML.element("Prefix", prefix) }
+        xml += "</ListAllMyBucketsResult>"
+        return xmlResponse(xml, requestID: requestID)
+    }
+
+    /// `2026-11-22T20:04:44.000Z`, as S3 writes dates in XML.
+    static func isoDate(_ seconds: Int64) -> String {
+        String(HTTPDate.formatRFC3339(seconds).dropLast()) + ".000Z"
+    }
+}
