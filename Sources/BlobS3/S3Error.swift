@@ -119,7 +119,12 @@ struct S3Error: Error, Equatable {
             case .index(.busy), .index(.unavailable):
                 self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
                 headers = [("Retry-After", "1")]
-            default: self.init(.internalError, "We encountered an internal error. Please try again.")
+            case .uploadExpired: self.init(.noSuchUpload, "The specified upload does not exist; it expired.")
+            case .offsetMismatch, .lengthConflict:
+                self.init(.invalidRequest, "The request conflicts with the upload's offset or length.")
+            // The server's own faults: named in the log, never to the client.
+            case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed), .uploadStateInvalid:
+                self.init(.internalError, "We encountered an internal error. Please try again.")
             }
         case let error as HTTPError:
             switch error {
@@ -134,8 +139,18 @@ struct S3Error: Error, Equatable {
                 headers = [("Retry-After", "1")]
             case .badRequest(let detail):
                 self.init(.invalidArgument, detail)
-            default:
-                self.init(.invalidRequest, "\(error)")
+            case .noRoute, .methodNotAllowed:
+                self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
+            case .unauthorized(let detail), .forbidden(let detail):
+                self.init(.accessDenied, detail)
+            case .unsupportedMediaType(let detail):
+                self.init(.invalidRequest, detail)
+            case .tusVersionUnsupported:
+                self.init(.invalidRequest, "Tus-Resumable names a version blobd does not speak.")
+            case .rangeNotSatisfiable:
+                self.init(.invalidRange, "The requested range is not satisfiable")
+            case .digestMismatch(let detail):
+                self.init(.badDigest, detail)
             }
         default:
             self.init(.internalError, "We encountered an internal error. Please try again.")
