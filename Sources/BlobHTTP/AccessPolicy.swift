@@ -41,12 +41,16 @@ public final class AccessPolicy: Sendable {
     public let tokensFile: String?
     /// GET, HEAD and the listing need no token.
     public let publicRead: Bool
+    /// The proxies whose forwarded client address is believed (`--trusted-proxy`): in open
+    /// access an upload counts against that address, not the proxy's.
+    public let proxies: TrustedProxies
     private let tokens: Mutex<Tokens>
 
     /// Loads the tokens file (if any).
-    public init(tokensFile: String?, publicRead: Bool) throws(TokensFileError) {
+    public init(tokensFile: String?, publicRead: Bool, proxies: TrustedProxies = TrustedProxies()) throws(TokensFileError) {
         self.tokensFile = tokensFile
         self.publicRead = publicRead
+        self.proxies = proxies
         self.tokens = Mutex(try tokensFile.map(Self.load) ?? Tokens())
     }
 

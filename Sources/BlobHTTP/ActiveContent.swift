@@ -15,17 +15,26 @@ public enum ActiveContent {
 
     /// True for a media type a browser renders as a document that may run script: HTML, XHTML,
     /// SVG and any other XML (which may hold XHTML or an XSLT), JavaScript, and for a missing or
-    /// unparseable type.
+    /// unparseable type. A value with a comma is a list to a browser, which takes one of its
+    /// types (Fetch's "extract a MIME type" takes the last), so it counts as active whatever it
+    /// lists, as does an essence that is not `token/token`.
     public static func isActive(_ contentType: String?) -> Bool {
-        guard let contentType else { return true }
+        guard let contentType, !contentType.contains(",") else { return true }
         let essence = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first
             .map { $0.trimmingOWS().lowercased() } ?? ""
         guard let slash = essence.firstIndex(of: "/"), slash != essence.startIndex, essence.index(after: slash) != essence.endIndex else {
             return true
         }
         let type = essence[..<slash], subtype = essence[essence.index(after: slash)...]
+        guard type.utf8.allSatisfy(isTokenByte), subtype.utf8.allSatisfy(isTokenByte) else { return true }
         return activeTypes.contains(essence) || subtype.hasSuffix("+xml")
             || subtype.contains("javascript") || subtype.contains("ecmascript") || (type == "multipart" && subtype == "x-mixed-replace")
+    }
+
+    /// RFC 9110's tchar.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            || "!#$%&'*+-.^_`|~".utf8.contains(byte)
     }
 
     /// Full types a browser runs that the rules of `isActive` do not catch by their subtype.

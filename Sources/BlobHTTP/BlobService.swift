@@ -240,7 +240,12 @@ public final class BlobService: HTTPHandler {
         if !codings.isEmpty && head.version != "HTTP/1.1" {
             throw .malformedMessage("Transfer-Encoding needs HTTP/1.1.")
         }
-        if !codings.isEmpty && codings.joined(separator: ",").trimmingOWS().lowercased() != "chunked" {
+        if !codings.isEmpty && !(codings.count == 1 && codings[0].lowercased() == "chunked") {
+            // libmicrohttpd frames a body as chunked only for exactly one field `chunked`; any other
+            // spelling of it (spaces around, a repeat) would be read as a body of unknown length.
+            guard codings.joined(separator: ",").trimmingOWS().lowercased() != "chunked" else {
+                throw .malformedMessage("Transfer-Encoding must be one field whose value is exactly 'chunked'.")
+            }
             throw .notImplemented("The only transfer coding blobd accepts is chunked.")
         }
         let lengths = head.values(of: "Content-Length")

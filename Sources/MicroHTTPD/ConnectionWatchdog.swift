@@ -120,9 +120,10 @@ final class ConnectionWatchdog: @unchecked Sendable {
         }
     }
 
+    /// Closes the connections that are too slow. Each is counted before its socket is shut
+    /// down, so a client that sees the close finds it counted.
     private func check(now: UInt64) {
-        let reasons = table.withLock { table in
-            var reasons: [String] = []
+        table.withLock { table in
             for (id, var entry) in table where !entry.cut {
                 guard tooSlow(&entry, now: now) else {
                     table[id] = entry
@@ -130,20 +131,24 @@ final class ConnectionWatchdog: @unchecked Sendable {
                 }
                 entry.cut = true
                 table[id] = entry
-                shutdown(entry.connection.descriptor, Int32(SHUT_RDWR))
                 let phase = entry.connection.phase.phase
-                reasons.append(phase == .body ? "body" : entry.connection.requestLineSeen.load(ordering: .relaxed) ? "head" : "idle")
+                report?(phase == .body ? "body" : entry.connection.requestLineSeen.load(ordering: .relaxed) ? "head" : "idle")
+                shutdown(entry.connection.descriptor, Int32(SHUT_RDWR))
             }
-            return reasons
         }
-        for reason in reasons { report?(reason) }
+    }
+
+    /// Milliseconds from `start` to `now`, 0 when a worker stamped `start` after `now` was read
+    /// (a wrapped difference would make a connection that just began look ancient).
+    static func age(_ start: UInt64, now: UInt64) -> UInt64 {
+        now > start ? now - start : 0
     }
 
     private func tooSlow(_ entry: inout Entry, now: UInt64) -> Bool {
         let (phase, since, stamp) = entry.connection.phase
         switch phase {
         case .head:
-            return limits.headerTimeout > 0 && Double(now &- since) >= limits.headerTimeout * 1000
+            return limits.headerTimeout > 0 && Double(Self.age(since, now: now)) >= limits.headerTimeout * 1000
         case .body:
             guard limits.minBodyRate > 0 else { return false }
             let bytes = entry.connection.bodyBytes.load(ordering: .relaxed)
@@ -156,7 +161,7 @@ final class ConnectionWatchdog: @unchecked Sendable {
                 entry.windowBusy = 0
             }
             let busyInWindow = busy >= entry.windowBusy ? busy - entry.windowBusy : 0
-            let elapsed = Double(now &- entry.windowStart) / 1000 - Double(busyInWindow) / 1000
+            let elapsed = Double(Self.age(entry.windowStart, now: now)) / 1000 - Double(busyInWindow) / 1000
             guard elapsed >= limits.window else { return false }
             let received = bytes >= entry.windowBytes ? bytes - entry.windowBytes : bytes
             if Double(received) < Double(limits.minBodyRate) * elapsed { return true }

@@ -222,6 +222,12 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state
         // withCString copies a small string to the stack, where an implicit conversion allocates.
         _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
     }
+    // libmicrohttpd 0.9.75 never shows the handler the end of a chunked body (the CRLF after the
+    // last data, the 0 line, the trailer), so a bare LF there cannot be refused: the connection
+    // is closed after the answer instead, so that nothing after such a body is read as a request.
+    if state.chunked, !response.headers.contains(where: { $0.name.caseInsensitiveEquals("Connection") }) {
+        MHD_add_response_header(mhdResponse, "Connection", "close")
+    }
     state.status = response.status
     state.bytesSent = response.body.length
     return MHD_queue_response(connection, UInt32(response.status), mhdResponse)

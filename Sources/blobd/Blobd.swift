@@ -128,7 +128,8 @@ struct Serve: ParsableCommand {
     /// that will not fix itself.
     static func accessPolicy(_ configuration: Configuration) throws -> AccessPolicy {
         do {
-            return try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead)
+            return try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead,
+                                    proxies: TrustedProxies(configuration.trustedProxies))
         } catch {
             throw Configuration.Invalid(description: "--tokens-file: \(error)")
         }

@@ -102,3 +102,17 @@ import Testing
         #expect(!AccessPolicy.constantTimeEqual([1, 2], [1, 2, 3]))
     }
 }
+
+/// A stored type a browser could run as a page gets the sandbox, however it is spelled.
+@Suite struct ActiveContentTests {
+    @Test func listsAndOddEssencesAreActive() {
+        #expect(ActiveContent.isActive("text/plain,text/html"))
+        #expect(ActiveContent.isActive("text/plain, image/png"))
+        #expect(ActiveContent.isActive("text/pl ain"))
+        #expect(ActiveContent.isActive("text/html; charset=utf-8"))
+        #expect(ActiveContent.isActive(nil))
+        #expect(!ActiveContent.isActive("text/plain; charset=utf-8"))
+        #expect(!ActiveContent.isActive("image/png"))
+        #expect(!ActiveContent.isActive("application/pdf"))
+    }
+}

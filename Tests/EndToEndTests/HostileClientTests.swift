@@ -105,6 +105,23 @@ import Testing
         #expect(try curl([blobd.baseURL + "/v1/blobs/f"]).text == "helloabc")
     }
 
+    /// libmicrohttpd 0.9.75 never shows the end of a chunked body (the CRLF after the last data,
+    /// the 0 line, the trailer), so a bare LF there cannot be refused: every chunked request's
+    /// connection closes after its answer, and what follows such a body is never read as a
+    /// request. A Transfer-Encoding libmicrohttpd would not frame as chunked (spaces around the
+    /// value) is a 400, not a body of unknown length.
+    @Test func chunkedBodiesCannotSmuggleTheNextRequest() throws {
+        let blobd = try BlobdProcess()
+        let smuggled = "PUT /v1/blobs/lf HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\n0\nX: y\n\n"
+            + "DELETE /v1/blobs/lf HTTP/1.1\r\nHost: x\r\n\r\n"
+        let response = try rawExchange(port: blobd.port, Array(smuggled.utf8))
+        #expect(response.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer: \(response)")
+        #expect(response.contains("Connection: close\r\n"))
+        let spaced = "PUT /v1/blobs/sp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked \r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+        #expect(try rawExchange(port: blobd.port, Array(spaced.utf8)).hasPrefix("HTTP/1.1 400 "))
+        #expect(try curl([blobd.baseURL + "/v1/blobs/sp"]).status == 404, "nothing stored")
+    }
+
     /// Item 7: a percent-decoded key with control characters cannot forge a log line (CWE-117),
     /// not even in a 401 answer.
     @Test func accessLogEscapesControlCharacters() throws {

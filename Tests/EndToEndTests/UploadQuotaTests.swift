@@ -57,6 +57,23 @@ import Testing
         #expect(blobd.stop() == 0)
     }
 
+    /// Behind a trusted proxy every client arrives from the proxy's address: the forwarded
+    /// client is the one counted, so one client cannot use up everyone's places.
+    @Test func behindATrustedProxyTheForwardedClientIsCounted() throws {
+        let blobd = try BlobdProcess(["--s3-listen", "127.0.0.1:0", "--max-open-uploads", "1", "--trusted-proxy", "127.0.0.1/32"])
+        let s3 = "http://127.0.0.1:\(try #require(blobd.s3Port))"
+        #expect(try curl(["-X", "PUT", s3 + "/proxied"]).status == 200)
+        func create(_ client: String, _ key: String) throws -> Int {
+            try curl(["-H", "X-Forwarded-For: \(client)", "-X", "POST", s3 + "/proxied/\(key)?uploads"]).status
+        }
+        #expect(try create("192.0.2.1", "a") == 200)
+        #expect(try create("192.0.2.1", "b") == 403)
+        #expect(try create("192.0.2.2", "c") == 200)
+        #expect(try Tus(blobd: blobd).create(length: 5, extra: ["-H", "X-Forwarded-For: 192.0.2.3"]).status == 201)
+        #expect(try Tus(blobd: blobd).create(length: 5, extra: ["-H", "X-Forwarded-For: 192.0.2.1"]).status == 429)
+        #expect(blobd.stop() == 0)
+    }
+
     @Test func multipartUploadsAreCappedPerAccessKey() throws {
         let dir = TempDir()
         let tokens = dir.file("tokens", Array("s3 KEYONE secret-one read,write\ns3 KEYTWO secret-two read,write\n".utf8))
