@@ -18,10 +18,15 @@ struct Backend: Sendable, CustomTestStringConvertible {
     /// `FirstSchema.record` and `FirstSchema.upload` as that version stored them, then opened
     /// (and so migrated) by the current code.
     let openFirstSchema: @Sendable () throws -> any Catalog
+    /// `count` handles on one new catalog, as that many nodes of a cluster would open it; nil
+    /// for a backend that one process owns (SQLite: the data directory's lock).
+    var openNodes: (@Sendable (_ count: Int) throws -> [any Catalog])? = nil
 
     var testDescription: String { name }
 
     static let all: [Backend] = [.sqlite] + (TestPostgres.isInstalled ? [.postgres] : [])
+    /// The backends several nodes share.
+    static var shared: [Backend] { all.filter { $0.openNodes != nil } }
 }
 
 extension Backend {
@@ -69,6 +74,9 @@ extension Backend {
                       .int(upload.expires)])
         }
         return try PostgresBlobIndex(url: url, connections: 8)
+    }, openNodes: { count in
+        let url = try TestPostgres.running().freshURL()
+        return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }
     })
 }
 

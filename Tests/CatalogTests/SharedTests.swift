@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import BlobStore
+
+extension CatalogConformance {
+    /// Races between threads of one handle (every backend) and between nodes sharing a catalog
+    /// (the backends that allow it): conditions are decided inside the catalog's transaction.
+    @Suite struct Races {
+        /// N threads replace the same version with If-Match at once: exactly one wins (no lost
+        /// update), the stored record is the winner's, and the loser's versions are never garbage.
+        @Test(arguments: Backend.all)
+        func concurrentIfMatchHasOneWinner(_ backend: Backend) throws {
+            try Self.ifMatchRace(on: [try backend.open()])
+        }
+
+        /// The same race with its threads spread over several nodes of one catalog.
+        @Test(arguments: Backend.shared)
+        func ifMatchAcrossNodesHasOneWinner(_ backend: Backend) throws {
+            let open = try #require(backend.openNodes)
+            try Self.ifMatchRace(on: try open(3))
+        }
+
+        /// Create-only commits of one key spread over several nodes: exactly one wins.
+        @Test(arguments: Backend.shared)
+        func createOnlyAcrossNodesHasOneWinner(_ backend: Backend) throws {
+            let open = try #require(backend.openNodes)
+            let nodes = try open(3)
+            let count = 12
+            for round in 0..<3 {
+                let candidates = try (0..<count).map { _ in try record("race-\(round)") }
+                let outcomes = concurrently(count) { i in
+                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], if: { $0 == nil }) }
+                }
+                let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
+                #expect(winners.count == 1)
+                #expect(outcomes.filter { $0 == .failure(.preconditionFailed) }.count == count - 1)
+                for node in nodes {
+                    #expect(try node.record(for: candidates[0].key) == winners.first.map { candidates[$0] })
+                }
+            }
+        }
+
+        /// One owner starts uploads on several nodes at once under a limit of 3: exactly 3 get in.
+        @Test(arguments: Backend.shared)
+        func ownerLimitAcrossNodes(_ backend: Backend) throws {
+            let open = try #require(backend.openNodes)
+            let nodes = try open(3)
+            let uploads = try (0..<12).map { _ in try tusUpload() }
+            let outcomes = concurrently(uploads.count) { i in
+                Result { () throws(StoreError) in try nodes[i % nodes.count].insert(uploads[i], owner: "dave", limit: 3) }
+            }
+            #expect(outcomes.filter { (try? $0.get()) != nil }.count == 3)
+            #expect(try nodes[0].unfinishedUploads().count == 3)
+        }
+
+        static func ifMatchRace(on nodes: [any Catalog]) throws {
+            let base = try record("contended")
+            try nodes[0].put(base)
+            let count = 12
+            let candidates = try (0..<count).map { _ in try record("contended") }
+            let outcomes = concurrently(count) { i in
+                Result { () throws(StoreError) in
+                    try nodes[i % nodes.count].commit(candidates[i], if: { $0?.version == base.version })
+                }
+            }
+            let winners = outcomes.indices.filter { outcomes[$0] == .success(.replaced(previous: base)) }
+            #expect(winners.count == 1)
+            #expect(outcomes.filter { $0 == .failure(.preconditionFailed) }.count == count - 1)
+            guard let winner = winners.first else { return }
+            for node in nodes { #expect(try node.record(for: base.key) == candidates[winner]) }
+            let losers = Set(candidates.map(\.version)).subtracting([candidates[winner].version])
+            #expect(Set(try nodes[0].garbage()).intersection(losers).isEmpty)
+        }
+    }
+}
