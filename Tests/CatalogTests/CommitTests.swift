@@ -50,6 +50,25 @@ extension CatalogConformance {
             #expect(try index.list(prefix: [], after: nil, limit: 10) == [full])
         }
 
+        /// Empty strings stay empty strings (not NULL, not absent), in records and uploads alike,
+        /// and an empty owner is an owner like any other.
+        @Test(arguments: Backend.all)
+        func emptyValuesRoundTrip(_ backend: Backend) throws {
+            let index = try backend.open()
+            let attributes = BlobAttributes(contentType: "", cacheControl: "", contentDisposition: "", contentEncoding: "",
+                                            contentLanguage: "", expires: "", userMetadata: [.init(name: "e", value: "")])
+            let empty = BlobRecord(key: try BlobKey("e"), version: newVersion(), size: 0, sha256: Array(repeating: 0, count: 32),
+                                   attributes: attributes, modified: 0, md5: Array(repeating: 0, count: 16), parts: 0, checksum: "")
+            try index.put(empty)
+            #expect(try index.record(for: empty.key) == empty)
+            var upload = try tusUpload()
+            upload.metadata = ""
+            upload.attributes = BlobAttributes(contentType: "", cacheControl: "", contentDisposition: "", contentEncoding: "", expires: "")
+            try index.insert(upload, owner: "", limit: 1)
+            #expect(try index.upload(upload.id) == upload)
+            #expect(throws: StoreError.tooManyUploads(limit: 1)) { try index.insert(try tusUpload(), owner: "", limit: 1) }
+        }
+
         /// The condition sees the current record (nil when absent) and is evaluated once per commit.
         @Test(arguments: Backend.all)
         func conditionSeesCurrentRecordOnce(_ backend: Backend) throws {

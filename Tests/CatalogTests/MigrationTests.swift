@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import BlobStore
 
@@ -29,6 +30,26 @@ extension CatalogConformance {
             let part = UploadedPart(number: 1, size: 1, md5: Array(repeating: 3, count: 16), modified: 1, checksum: "Aw==")
             _ = try index.savePart(part, of: upload.id)
             #expect(try index.parts(of: upload.id) == [part])
+        }
+
+        /// SQLite only: an index made before migrations were recorded (the tables of "1-tables"
+        /// and no grdb_migrations) opens, and its rows stay.
+        @Test func sqliteBeforeMigrationsWereRecorded() throws {
+            let path = try CatalogRun.newDirectory() + "/index.sqlite"
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try SQLiteBlobIndex.migrator.migrate(queue, upTo: "1-tables")
+                try queue.write { db in
+                    try db.execute(sql: "DROP TABLE grdb_migrations")
+                    let record = FirstSchema.record
+                    try db.execute(sql: "INSERT INTO blobs (key, version, size, sha256, content_type, modified) VALUES (?, ?, ?, ?, ?, ?)",
+                                   arguments: [Data(record.key.bytes), record.version, Int64(record.size), Data(record.sha256),
+                                               record.contentType, record.modified])
+                }
+            }
+            let index = try SQLiteBlobIndex(path: path)
+            #expect(try index.record(for: FirstSchema.record.key) == FirstSchema.record)
+            #expect(try index.createBucket(Bucket(name: "b", created: 1, region: "r")))
         }
     }
 }
