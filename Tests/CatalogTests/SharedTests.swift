@@ -76,6 +76,65 @@ extension CatalogConformance {
             #expect(try nodes[0].unfinishedUploads().count == 3)
         }
 
+        /// Deletes and replaces conditional on the same version race (threads spread over the
+        /// backend's nodes where it has several): exactly one of them succeeds.
+        @Test(arguments: Backend.all)
+        func deleteAndReplaceOfOneVersionHaveOneWinner(_ backend: Backend) throws {
+            let nodes = try Self.handles(backend)
+            let base = try record("contended")
+            try nodes[0].put(base)
+            let candidates = try (0..<12).map { _ in try record("contended") }
+            let outcomes = concurrently(candidates.count) { i in
+                let node = nodes[i % nodes.count]
+                return Result { () throws(StoreError) in
+                    if i.isMultiple(of: 2) {
+                        _ = try node.remove(base.key, if: { $0.version == base.version })
+                    } else {
+                        _ = try node.commit(candidates[i], if: { $0?.version == base.version })
+                    }
+                }
+            }
+            #expect(outcomes.filter { (try? $0.get()) != nil }.count == 1)
+            #expect(outcomes.allSatisfy { if case .failure(let error) = $0 { [.preconditionFailed, .notFound].contains(error) } else { true } })
+        }
+
+        /// Threads create the same bucket at once: exactly one is told it created it.
+        @Test(arguments: Backend.all)
+        func bucketCreationHasOneWinner(_ backend: Backend) throws {
+            let nodes = try Self.handles(backend)
+            let created = concurrently(12) { i in (try? nodes[i % nodes.count].createBucket(Bucket(name: "race", created: Int64(i)))) ?? false }
+            #expect(created.filter { $0 }.count == 1)
+        }
+
+        /// Parts saved while the upload is being completed: each save either lands before the
+        /// completion (and is dropped with the others) or is refused; none survives it.
+        @Test(arguments: Backend.all)
+        func noPartOutlivesCompletion(_ backend: Backend) throws {
+            let nodes = try Self.handles(backend)
+            let upload = try multipartUpload("bkt/k")
+            try nodes[0].insertMultipart(upload, owner: nil, limit: 0)
+            let outcomes = concurrently(13) { i in
+                let node = nodes[i % nodes.count]
+                return Result { () throws(StoreError) in
+                    if i == 6 {
+                        try node.markCompleted(upload.id, etag: "\"e-12\"", checksum: nil)
+                    } else {
+                        _ = try node.savePart(UploadedPart(number: i + 1, size: 1, md5: Array(repeating: 1, count: 16), modified: 1),
+                                              of: upload.id)
+                    }
+                }
+            }
+            #expect(outcomes.allSatisfy { if case .failure(let error) = $0 { error == .uploadNotFound } else { true } })
+            #expect(try nodes[0].parts(of: upload.id).isEmpty)
+            #expect(try nodes[0].multipart(upload.id)?.completedETag == "\"e-12\"")
+        }
+
+        /// Several nodes of the backend's catalog where it has them, else one handle.
+        static func handles(_ backend: Backend) throws -> [any Catalog] {
+            if let open = backend.openNodes { return try open(3) }
+            return [try backend.open()]
+        }
+
         static func ifMatchRace(on nodes: [any Catalog]) throws {
             let base = try record("contended")
             try nodes[0].put(base)

@@ -89,6 +89,21 @@ extension CatalogConformance {
             try index.insert(try tusUpload(), owner: "alice", limit: 4)
         }
 
+        /// Multipart uploads count toward the limit until completed or aborted.
+        @Test(arguments: Backend.all)
+        func ownerLimitCountsOpenMultipartOnly(_ backend: Backend) throws {
+            let index = try backend.open()
+            let done = try multipartUpload("b/1"), aborted = try multipartUpload("b/2")
+            try index.insertMultipart(done, owner: "erin", limit: 2)
+            try index.insertMultipart(aborted, owner: "erin", limit: 2)
+            #expect(throws: StoreError.tooManyUploads(limit: 2)) { try index.insertMultipart(try multipartUpload("b/3"), owner: "erin", limit: 2) }
+            try index.markCompleted(done.id, etag: "\"x\"", checksum: nil)
+            try index.insertMultipart(try multipartUpload("b/3"), owner: "erin", limit: 2)
+            try index.removeMultipart(aborted.id)
+            try index.insert(try tusUpload(), owner: "erin", limit: 2)
+            #expect(throws: StoreError.tooManyUploads(limit: 2)) { try index.insert(try tusUpload(), owner: "erin", limit: 2) }
+        }
+
         /// N threads of one owner start uploads at once under a limit of 3: exactly 3 get in.
         @Test(arguments: Backend.all)
         func ownerLimitUnderConcurrency(_ backend: Backend) throws {
