@@ -60,5 +60,21 @@ extension CatalogConformance {
             }
             #expect(failures.isEmpty, "\(failures.prefix(10))")
         }
+
+        /// Unfinished multipart uploads under each prefix, cut anywhere: those whose key starts
+        /// with it, in bytewise key order.
+        @Test(arguments: Backend.all)
+        func multipartPrefixes(_ backend: Backend) throws {
+            let index = try backend.open()
+            let keys = try Self.keys.map { try BlobKey($0) }
+            for key in keys { try index.insertMultipart(try multipartUpload(key.rawValue), owner: nil, limit: 0) }
+            let sorted = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            var failures: [String] = []
+            for prefix in Self.cuts {
+                let listed = try index.multipartUploads(prefix: prefix).map(\.key)
+                if listed != sorted.filter({ $0.bytes.starts(with: prefix) }) { failures.append("prefix \(hex(prefix)): \(listed)") }
+            }
+            #expect(failures.isEmpty, "\(failures)")
+        }
     }
 }
