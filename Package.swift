@@ -59,6 +59,10 @@ let package = Package(
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["BlobStore"]),
+        // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).
+        .testTarget(name: "CatalogTests", dependencies: [
+            "BlobStore", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

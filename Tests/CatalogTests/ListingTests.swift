@@ -1,0 +1,80 @@
+import Testing
+@testable import BlobStore
+
+extension CatalogConformance {
+    /// Listing: bytewise order, prefixes and cursors cut at any byte, paging.
+    @Suite struct Listing {
+        /// Keys around the byte boundaries that matter: ASCII neighbours of `/`, every UTF-8 length,
+        /// the highest scalars of each length (their encodings end in 0xBF, next to 0xC0..0xFF,
+        /// which no key holds), and U+10FFFF (F4 8F BF BF), the highest key byte string.
+        static let keys: [String] = [
+            "a", "a/", "a/b", "a//c", "a.", "a0", "a~", "A", " lead", "!", "ab", "b", "z",
+            "a\u{E9}", "a\u{FF}", "a\u{100}", "a\u{7FF}", "a\u{800}", "a\u{FFFD}", "a\u{FFFF}", "a\u{10000}", "a\u{10FFFF}",
+            "a\u{10FFFF}\u{10FFFF}", "\u{10FFFF}", "\u{10FFFF}/x", "\u{1F600}", "\u{E9}t\u{E9}",
+        ]
+
+        /// Prefixes and cursors, many of them cut inside a multi-byte character or made of bytes
+        /// (0xC0, 0xFF) that no UTF-8 key holds.
+        static let cuts: [[UInt8]] = [
+            [], [0x00], Array("a".utf8), Array("a/".utf8), [0x61, 0xC3], [0x61, 0xC3, 0xA9], [0x61, 0xC3, 0xFF], [0x61, 0xEF, 0xBF],
+            [0x61, 0xEF, 0xBF, 0xBF], [0x61, 0xF4, 0x8F, 0xBF, 0xBF], [0x61, 0xFF], [0x61, 0xFF, 0xFF], [0xF4, 0x8F, 0xBF, 0xBF],
+            [0xF4, 0x8F, 0xBF, 0xC0], [0xFF], [0xFF, 0xFF],
+        ]
+
+        static func filled(_ backend: Backend) throws -> (any Catalog, [BlobKey]) {
+            let catalog = try backend.open()
+            for key in keys { try catalog.put(try record(key)) }
+            return (catalog, try keys.map { try BlobKey($0) })
+        }
+
+        /// The whole listing is in bytewise key order (not Swift's or a collation's string order).
+        @Test(arguments: Backend.all)
+        func orderIsBytewise(_ backend: Backend) throws {
+            let (catalog, keys) = try Self.filled(backend)
+            let expected = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            #expect(try catalog.list(prefix: [], after: nil, limit: 1000).map(\.key) == expected)
+            #expect(try catalog.list(prefix: [], after: nil, limit: 0).isEmpty)
+            #expect(try catalog.list(prefix: [], after: nil, limit: 5).map(\.key) == Array(expected.prefix(5)))
+        }
+
+        /// For every prefix, every starting cursor and several page sizes, paging with `after` =
+        /// the last key of the page lists each key that starts with the prefix and sorts after the
+        /// cursor exactly once, in order.
+        @Test(arguments: Backend.all)
+        func pagingListsEveryKeyOnce(_ backend: Backend) throws {
+            let (catalog, keys) = try Self.filled(backend)
+            let sorted = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            var failures: [String] = []
+            for prefix in Self.cuts {
+                for after in [nil] + Self.cuts {
+                    let expected = sorted.filter { key in
+                        key.bytes.starts(with: prefix) && (after.map { $0.lexicographicallyPrecedes(key.bytes) } ?? true)
+                    }
+                    for pageSize in [1, 4, 1000] {
+                        let listed = try catalog.allKeys(prefix: prefix, after: after, pageSize: pageSize)
+                        if listed != expected {
+                            failures.append("prefix \(hex(prefix)) after \(after.map { hex($0) } ?? "nil") limit \(pageSize): \(listed)")
+                        }
+                    }
+                }
+            }
+            #expect(failures.isEmpty, "\(failures.prefix(10))")
+        }
+
+        /// Unfinished multipart uploads under each prefix, cut anywhere: those whose key starts
+        /// with it, in bytewise key order.
+        @Test(arguments: Backend.all)
+        func multipartPrefixes(_ backend: Backend) throws {
+            let index = try backend.open()
+            let keys = try Self.keys.map { try BlobKey($0) }
+            for key in keys { try index.insertMultipart(try multipartUpload(key.rawValue), owner: nil, limit: 0) }
+            let sorted = keys.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+            var failures: [String] = []
+            for prefix in Self.cuts {
+                let listed = try index.multipartUploads(prefix: prefix).map(\.key)
+                if listed != sorted.filter({ $0.bytes.starts(with: prefix) }) { failures.append("prefix \(hex(prefix)): \(listed)") }
+            }
+            #expect(failures.isEmpty, "\(failures)")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import BlobStore
+
+/// A tus upload expiring at `expires` (an hour from now by default).
+func tusUpload(expires: Int64? = nil, key: String? = nil) throws -> UploadRecord {
+    UploadRecord(id: newVersion(), length: nil, offset: 0, hashState: [9, 8, 7], metadata: "filename aGk=", key: try key.map { try BlobKey($0) },
+                 attributes: BlobAttributes(contentType: "image/png", cacheControl: "max-age=60", contentDisposition: "inline",
+                                            contentEncoding: "br", expires: "0", userMetadata: [.init(name: "x", value: "y")]),
+                 expires: expires ?? Int64(time(nil)) + 3600)
+}
+
+/// A multipart upload expiring at `expires` (an hour from now by default).
+func multipartUpload(_ key: String, created: Int64 = 1_700_000_000, expires: Int64? = nil) throws -> MultipartUpload {
+    MultipartUpload(id: newVersion(), key: try BlobKey(key),
+                    attributes: BlobAttributes(contentType: "text/plain", contentLanguage: "de", userMetadata: [.init(name: "m", value: "1")]),
+                    created: created, expires: expires ?? Int64(time(nil)) + 3600, checksum: "sha256:COMPOSITE")
+}
+
+extension CatalogConformance {
+    /// Resumable (tus) uploads: records, progress, expiry, and the per-owner limit.
+    @Suite struct Uploads {
+        /// Insert, read back, save progress (offset, hash state, length, expiry), remove.
+        @Test(arguments: Backend.all)
+        func lifecycle(_ backend: Backend) throws {
+            let index = try backend.open()
+            var upload = try tusUpload(key: "dir/\u{E9}")
+            #expect(try index.upload(upload.id) == nil)
+            try index.insert(upload, owner: "alice", limit: 0)
+            #expect(try index.upload(upload.id) == upload)
+            #expect(throws: StoreError.self) { try index.insert(upload, owner: nil, limit: 0) }
+            for offset: UInt64 in [5, 1 << 33] {
+                upload.offset = offset
+                upload.hashState = Array(repeating: UInt8(offset & 0xFF), count: 112)
+                upload.length = 1 << 34
+                upload.expires += 60
+                try index.save(upload)
+                #expect(try index.upload(upload.id) == upload)
+            }
+            #expect(try index.unfinishedUploads() == [upload.id])
+            try index.removeUpload(upload.id)
+            #expect(try index.upload(upload.id) == nil)
+            #expect(try index.unfinishedUploads().isEmpty)
+        }
+
+        /// The expiry sweep finds the uploads whose expiry is at or before `now`, finished or not.
+        @Test(arguments: Backend.all)
+        func expirySweep(_ backend: Backend) throws {
+            let index = try backend.open()
+            let now: Int64 = 2_000_000_000
+            let past = try tusUpload(expires: now - 1), due = try tusUpload(expires: now), later = try tusUpload(expires: now + 1)
+            for upload in [past, due, later] { try index.insert(upload, owner: nil, limit: 0) }
+            var done = past
+            done.completedKey = try BlobKey("finished")
+            try index.save(done)
+            #expect(Set(try index.expiredUploads(now: now)) == [past.id, due.id])
+            #expect(Set(try index.expiredUploads(now: .max)) == [past.id, due.id, later.id])
+            #expect(try index.expiredUploads(now: 0).isEmpty)
+            #expect(Set(try index.unfinishedUploads()) == [due.id, later.id])
+        }
+
+        /// --max-open-uploads: an owner with `limit` unfinished, unexpired uploads (tus and
+        /// multipart together) is refused another; finished, expired and removed uploads do not
+        /// count, nor do other owners', and no owner or limit 0 means no limit.
+        @Test(arguments: Backend.all)
+        func ownerLimit(_ backend: Backend) throws {
+            let index = try backend.open()
+            let first = try tusUpload()
+            try index.insert(first, owner: "alice", limit: 3)
+            try index.insertMultipart(try multipartUpload("b/k"), owner: "alice", limit: 3)
+            try index.insert(try tusUpload(), owner: "alice", limit: 3)
+            #expect(throws: StoreError.tooManyUploads(limit: 3)) { try index.insert(try tusUpload(), owner: "alice", limit: 3) }
+            #expect(throws: StoreError.tooManyUploads(limit: 3)) {
+                try index.insertMultipart(try multipartUpload("b/k"), owner: "alice", limit: 3)
+            }
+            try index.insert(try tusUpload(), owner: "bob", limit: 3)
+            try index.insert(try tusUpload(), owner: nil, limit: 3)
+            try index.insert(try tusUpload(), owner: "alice", limit: 0)
+            // Four open now. Finished and expired uploads do not count, removed ones neither.
+            #expect(throws: StoreError.tooManyUploads(limit: 4)) { try index.insert(try tusUpload(), owner: "alice", limit: 4) }
+            var finished = first
+            finished.completedKey = try BlobKey("x")
+            try index.save(finished)
+            try index.insert(try tusUpload(expires: Int64(time(nil)) - 10), owner: "alice", limit: 0)
+            let fourth = try tusUpload()
+            try index.insert(fourth, owner: "alice", limit: 4)
+            #expect(throws: StoreError.tooManyUploads(limit: 4)) { try index.insert(try tusUpload(), owner: "alice", limit: 4) }
+            try index.removeUpload(fourth.id)
+            try index.insert(try tusUpload(), owner: "alice", limit: 4)
+        }
+
+        /// Multipart uploads count toward the limit until completed or aborted.
+        @Test(arguments: Backend.all)
+        func ownerLimitCountsOpenMultipartOnly(_ backend: Backend) throws {
+            let index = try backend.open()
+            let done = try multipartUpload("b/1"), aborted = try multipartUpload("b/2")
+            try index.insertMultipart(done, owner: "erin", limit: 2)
+            try index.insertMultipart(aborted, owner: "erin", limit: 2)
+            #expect(throws: StoreError.tooManyUploads(limit: 2)) { try index.insertMultipart(try multipartUpload("b/3"), owner: "erin", limit: 2) }
+            try index.markCompleted(done.id, etag: "\"x\"", checksum: nil)
+            try index.insertMultipart(try multipartUpload("b/3"), owner: "erin", limit: 2)
+            try index.removeMultipart(aborted.id)
+            try index.insert(try tusUpload(), owner: "erin", limit: 2)
+            #expect(throws: StoreError.tooManyUploads(limit: 2)) { try index.insert(try tusUpload(), owner: "erin", limit: 2) }
+        }
+
+        /// N threads of one owner start uploads at once under a limit of 3: exactly 3 get in.
+        @Test(arguments: Backend.all)
+        func ownerLimitUnderConcurrency(_ backend: Backend) throws {
+            let index = try backend.open()
+            let uploads = try (0..<12).map { _ in try tusUpload() }
+            let outcomes = concurrently(uploads.count) { i in
+                Result { () throws(StoreError) in try index.insert(uploads[i], owner: "carol", limit: 3) }
+            }
+            #expect(outcomes.filter { (try? $0.get()) != nil }.count == 3)
+            #expect(outcomes.filter { if case .failure(.tooManyUploads(3)) = $0 { true } else { false } }.count == 9)
+            #expect(try index.unfinishedUploads().count == 3)
+        }
+    }
+}
