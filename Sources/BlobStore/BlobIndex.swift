@@ -20,7 +20,9 @@ public protocol BlobIndex: Sendable {
     /// fails with `.preconditionFailed` otherwise. In the same transaction, marks the resumable
     /// upload `completingUpload` (if any) complete at this key. Calls `completion` once the
     /// outcome is durable, on whichever thread committed it (maybe before returning); it must
-    /// not block. `condition` is evaluated once, on that thread, before `completion`.
+    /// not block. `condition` is evaluated on that thread before `completion`, once per attempt:
+    /// a shared index evaluates it again when another node changed the key between its read and
+    /// its write, so it must be a pure function of the record it is given.
     func commit(_ record: BlobRecord, completingUpload: String?, if condition: @escaping (BlobRecord?) -> Bool,
                 then completion: @escaping (Result<IndexCommit, StoreError>) -> Void)
     /// Versions replaced or removed whose files may still exist. A commit or removal adds the
