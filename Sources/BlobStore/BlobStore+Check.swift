@@ -105,7 +105,7 @@ extension BlobStore {
     private enum Verdict { case intact, missing, corrupt }
 
     private func verify(_ record: BlobRecord) throws(StoreError) -> Verdict {
-        let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
+        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
         if descriptor < 0 {
             if errno == ENOENT { return .missing }
             throw FileSystem.error("open \(path(of: record))", errno)

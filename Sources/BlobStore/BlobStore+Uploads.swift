@@ -72,7 +72,7 @@ extension BlobStore {
             }
             let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY)
             // Bytes past the saved offset were never acknowledged (a crash mid-request): drop them.
-            guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            guard FileSystem.truncate(descriptor, to: off_t(offset)), lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
                 let code = errno
                 close(descriptor)
                 throw FileSystem.error("truncate upload", code)

@@ -172,7 +172,7 @@ public final class BlobStore: Sendable {
         // Without the mark of a clean stop, the last run may have ended in a power cut, which can
         // take pending-log lines with it but leave the files they named. (In a cluster the other
         // nodes' writes in flight look the same, so there fsck finds such orphans instead.)
-        if unlink(nodeDirectory + "/" + Self.cleanStopMark) == 0 {
+        if FileSystem.remove(nodeDirectory + "/" + Self.cleanStopMark) {
             try FileSystem.syncDirectory(nodeDirectory)
         } else if !options.isShared {
             try reclaimRecentOrphans()
@@ -188,7 +188,7 @@ public final class BlobStore: Sendable {
     public func markStoppedCleanly() {
         pending.sync()
         if let descriptor = try? FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC) {
-            _ = fsync(descriptor)
+            _ = FileSystem.interruptible { fsync(descriptor) }
             close(descriptor)
             try? FileSystem.syncDirectory(directory + "/tmp")
         }
@@ -280,7 +280,7 @@ public final class BlobStore: Sendable {
 
     /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
     private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
-        let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
+        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else {
             if errno != ENOENT { throw FileSystem.error("open blob", errno) }
             return nil
@@ -413,7 +413,7 @@ public final class BlobStore: Sendable {
             // A version committed and since replaced is garbage, not uncommitted: in a cluster
             // its file stays for the grace period.
             guard try !index.containsVersion(version), try !(sharedIndex?.isGarbage(version) ?? false) else { return }
-            if unlink(path(ofVersion: version)) == 0 { removed += 1 }
+            if FileSystem.remove(path(ofVersion: version)) { removed += 1 }
         }
         for (log, versions) in leftBehind {
             for version in versions { try removeUncommitted(version) }
@@ -472,7 +472,7 @@ public final class BlobStore: Sendable {
             guard !files.isEmpty else { continue }
             let indexed = try index.versions(inFolder: name)
             for file in files where !indexed.contains(file) {
-                if unlink("\(directory)/blobs/\(name)/\(file)") == 0 { removed += 1 }
+                if FileSystem.remove("\(directory)/blobs/\(name)/\(file)") { removed += 1 }
             }
         }
         if removed > 0 {

@@ -177,7 +177,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func rollback() {
         writer.close()
         if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
-            _ = ftruncate(descriptor, off_t(startOffset))
+            FileSystem.truncate(descriptor, to: off_t(startOffset))
             close(descriptor)
         }
         record.offset = startOffset
