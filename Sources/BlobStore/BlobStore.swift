@@ -76,8 +76,8 @@ public final class BlobStore: Sendable {
     private let lock: DataDirectoryLock
     /// Space only deletes and the index may use (see `SpaceReserve`).
     let reserve: SpaceReserve
-    /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
-    private let blobFolders: [Int32]
+    /// The 256 folders of `blobs/`, open.
+    private let blobFolders: BlobFolders
     /// The versions being written, for `recover()`.
     let pending: PendingWrites
     /// This node's own folder: `tmp/` alone, `nodes/NODE/` in a cluster.
@@ -123,24 +123,16 @@ public final class BlobStore: Sendable {
         if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
         try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
-        // blobs/ab/, open for the fsync that makes a new link in it durable.
-        var folders: [Int32] = []
-        for folder in BlobRecord.folders {
-            do {
-                folders.append(try FileSystem.open("\(directory)/blobs/\(folder)", O_RDONLY | O_DIRECTORY))
-            } catch {
-                folders.forEach { close($0) }
-                throw error
-            }
-        }
-        let blobFolders = folders
-        self.blobFolders = blobFolders  // closed in deinit
+        // blobs/ab/, open for the fsync that makes a new link in it durable; closed with the
+        // last holder, also if the index fails to open below.
+        let blobFolders = try BlobFolders(directory: directory)
+        self.blobFolders = blobFolders
         // A new file's folder entry is made durable once per group commit and folder: the
         // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
         let syncFolders: @Sendable ([BlobRecord]) throws(StoreError) -> Void = { [directory] records throws(StoreError) in
             for version in Set(records.map { $0.version.prefix(2) }) {
                 if let folder = UInt8(version, radix: 16) {
-                    try FileSystem.sync(blobFolders[Int(folder)])
+                    try FileSystem.sync(blobFolders.descriptors[Int(folder)])
                 } else {
                     try FileSystem.syncDirectory("\(directory)/blobs/\(version)")
                 }
@@ -229,8 +221,6 @@ public final class BlobStore: Sendable {
     static func newVersion() -> String {
         hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
-
-    deinit { blobFolders.forEach { close($0) } }
 
     /// Number of blobs and their total size, from the index.
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
@@ -460,9 +450,8 @@ public final class BlobStore: Sendable {
     /// at start after an unclean stop, when nothing is being written.
     private func reclaimRecentOrphans() throws(StoreError) {
         var changed: [(folder: Int, seconds: Int)] = []
-        for (folder, descriptor) in blobFolders.enumerated() {
-            var status = stat()
-            if fstat(descriptor, &status) == 0 { changed.append((folder, Int(status.st_mtim.tv_sec))) }
+        for (folder, descriptor) in blobFolders.descriptors.enumerated() {
+            if let status = FileSystem.status(descriptor) { changed.append((folder, Int(status.st_mtim.tv_sec))) }
         }
         guard let newest = changed.map(\.seconds).max() else { return }
         var removed = 0
