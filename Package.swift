@@ -57,7 +57,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore"]),
+        // GRDB: to write index rows that blobd itself would refuse.
+        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
         // Launches the built blobd and talks to it with real clients; links no module of it.

@@ -78,6 +78,8 @@ public final class BlobStore: Sendable {
     let reserve: SpaceReserve
     /// The 256 folders of `blobs/`, open.
     private let blobFolders: BlobFolders
+    /// Index rows skipped because their key fails validation (see `InvalidKeyRows`).
+    let invalidKeys: InvalidKeyRows
     /// The versions being written, for `recover()`.
     let pending: PendingWrites
     /// This node's own folder: `tmp/` alone, `nodes/NODE/` in a cluster.
@@ -127,6 +129,8 @@ public final class BlobStore: Sendable {
         // last holder, also if the index fails to open below.
         let blobFolders = try BlobFolders(directory: directory)
         self.blobFolders = blobFolders
+        let invalidKeys = InvalidKeyRows(logger: logger)
+        self.invalidKeys = invalidKeys
         // A new file's folder entry is made durable once per group commit and folder: the
         // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
         let syncFolders: @Sendable ([BlobRecord]) throws(StoreError) -> Void = { [directory] records throws(StoreError) in
@@ -143,7 +147,7 @@ public final class BlobStore: Sendable {
             // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
             // mode, are blobd's only too.
             close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
-            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", beforeCommit: syncFolders)
+            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
             self.index = CachedBlobIndex(index)
             self.uploadIndex = index
@@ -151,7 +155,7 @@ public final class BlobStore: Sendable {
             self.multipartIndex = index
             self.sharedIndex = nil
         case .postgres(let url, let connections):
-            let index = try PostgresBlobIndex(url: url, connections: connections, beforeCommit: syncFolders)
+            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: invalidKeys, beforeCommit: syncFolders)
             self.index = index
             self.uploadIndex = index
             self.buckets = index
@@ -179,10 +183,14 @@ public final class BlobStore: Sendable {
     /// pending log, which this makes durable first).
     public func markStoppedCleanly() {
         pending.sync()
-        if let descriptor = try? FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC) {
-            _ = FileSystem.interruptible { fsync(descriptor) }
-            close(descriptor)
-            try? FileSystem.syncDirectory(directory + "/tmp")
+        do throws(StoreError) {
+            let descriptor = try FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC)
+            defer { close(descriptor) }
+            try FileSystem.sync(descriptor)
+            try FileSystem.syncDirectory(directory + "/tmp")
+        } catch {
+            // The next start then looks for orphans of a power cut, which finds none.
+            logger.warning("Cannot mark the stop as clean", metadata: ["error": "\(error)"])
         }
     }
 
@@ -511,7 +519,12 @@ public final class BlobStore: Sendable {
 
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
     func renewUploadClaim(_ id: String) {
-        _ = try? sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+        do throws(StoreError) {
+            _ = try sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+        } catch {
+            // The claim lapses at its lease's end; another node may then take the upload over.
+            logger.warning("Cannot renew an upload's claim", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+        }
     }
 
     func releaseUpload(_ id: String) {
