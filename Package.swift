@@ -26,12 +26,14 @@ let package = Package(
         // Linux file calls Swift's Glibc module does not expose (sync_file_range).
         .systemLibrary(name: "CFileSystem"),
         // setsockopt() without TCP_CORK, which libmicrohttpd sets on every large file response.
+        // Linked into the blobd executable only: its definition there interposes libc's for the
+        // whole process; a library or test bundle that linked it would change theirs too.
         .target(name: "CNoCork", publicHeadersPath: "."),
         // MD5 and SHA-256 of the same bytes in one pass, interleaved so that SHA-256 (on the
         // CPU's SHA extensions) hides in MD5's dependency chain; on OpenSSL's own contexts.
         .target(name: "CDigests", dependencies: ["CCrypto"]),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "CNoCork"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
@@ -47,18 +49,20 @@ let package = Package(
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
         .target(name: "BlobS3", dependencies: [
-            "BlobHTTP", "BlobStore", "MicroHTTPD", "CCrypto", "CZlib",
+            "BlobHTTP", "BlobStore", "MicroHTTPD", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient",
+            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore"]),
+        // GRDB: to write index rows that blobd itself would refuse.
+        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["BlobStore"]),
+        // Launches the built blobd and talks to it with real clients; links no module of it.
+        .testTarget(name: "EndToEndTests"),
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).
         .testTarget(name: "CatalogTests", dependencies: [
             "BlobStore", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),

@@ -147,21 +147,20 @@ public final class AccessPolicy: Sendable {
     /// environment file is. fstat on the open file, so the mode checked is the file's read.
     static func read(_ path: String) throws(TokensFileError) -> [UInt8] {
         // O_NONBLOCK: a FIFO at the path must not hang the start or the SIGHUP (no effect on a file).
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let descriptor = FileSystem.interruptible { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard descriptor >= 0 else {
             throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & 0o170000 == 0o100000 else {
+        guard FileSystem.interruptible({ fstat(descriptor, &info) }) == 0, info.st_mode & 0o170000 == 0o100000 else {
             throw TokensFileError(description: "the tokens file \(path) is not a regular file")
         }
         try checkMode(info.st_mode & 0o7777, path)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = FileSystem.interruptible { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
             guard count >= 0 else { throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))") }
             if count == 0 { return bytes }
             bytes += buffer[..<count]

@@ -1,3 +1,4 @@
+import BlobStore
 import Foundation
 import Synchronization
 
@@ -63,16 +64,16 @@ public final class LogOutput: Sendable {
         batch.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                let written = FileSystem.interruptible {
+                    Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                }
                 if written > 0 {
                     offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
                 } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                     // A non-blocking stderr (a pipe its reader made so) is full: wait for room,
                     // up to a second at a time, rather than drop lines.
                     var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    if poll(&ready, 1, 1000) <= 0 { break }
+                    if FileSystem.interruptible({ poll(&ready, 1, 1000) }) <= 0 { break }
                 } else {
                     break  // stderr is gone: drop the lines rather than block the server
                 }

@@ -1,7 +1,6 @@
 import BlobHTTP
 import BlobStore
 import Synchronization
-import CCrypto
 import MicroHTTPD
 
 /// AWS Signature Version 4 as S3 uses it: the `Authorization` header and presigned URLs.

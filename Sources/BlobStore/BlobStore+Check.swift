@@ -12,6 +12,9 @@ public struct CheckReport: Sendable {
     public var missing: [BlobRecord] = []
     /// Files in `blobs/` that no record names (paths relative to the data directory).
     public var unindexed: [String] = []
+    /// Raw keys of index records that fail key validation (in byte order): no request can reach
+    /// them and their files were not checked; only a hand can fix or remove them.
+    public var invalidKeys: [[UInt8]] = []
     /// Bytes read and hashed.
     public var bytes: UInt64 = 0
     /// True if the check was stopped before the end (`shouldStop`): what it found so far holds,
@@ -19,7 +22,7 @@ public struct CheckReport: Sendable {
     public var interrupted = false
 
     /// True when nothing is wrong.
-    public var isClean: Bool { corrupt.isEmpty && missing.isEmpty && unindexed.isEmpty }
+    public var isClean: Bool { corrupt.isEmpty && missing.isEmpty && unindexed.isEmpty && invalidKeys.isEmpty }
 }
 
 /// How far a check (or a migration) has come.
@@ -74,6 +77,8 @@ extension BlobStore {
             after = last.key.bytes
         }
         if report.interrupted { return report }
+        // The scan went through every record: the index reported those it had to skip.
+        report.invalidKeys = invalidKeys.keys(in: "blobs")
         var known = try index.allVersions()
         if let sharedIndex {
             known.formUnion(try sharedIndex.garbage())
@@ -105,7 +110,7 @@ extension BlobStore {
     private enum Verdict { case intact, missing, corrupt }
 
     private func verify(_ record: BlobRecord) throws(StoreError) -> Verdict {
-        let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
+        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
         if descriptor < 0 {
             if errno == ENOENT { return .missing }
             throw FileSystem.error("open \(path(of: record))", errno)
@@ -128,15 +133,25 @@ extension BlobStore {
         let quarantine = directory + "/quarantine"
         try FileSystem.makeDirectory(quarantine)
         for record in report.missing {
-            _ = try? index.remove(record.key, if: { $0.version == record.version })
+            try forget(record)
         }
         for record in report.corrupt {
             try FileSystem.rename(path(of: record), "\(quarantine)/\(record.version)")
-            _ = try? index.remove(record.key, if: { $0.version == record.version })
+            try forget(record)
         }
         for file in report.unindexed {
             try FileSystem.rename("\(directory)/\(file)", "\(quarantine)/\(file.split(separator: "/").last ?? "")")
         }
         try FileSystem.syncDirectory(quarantine)
+    }
+
+    /// Removes `record` from the index unless its key changed meanwhile (gone, or another
+    /// version); an index failure throws.
+    private func forget(_ record: BlobRecord) throws(StoreError) {
+        do throws(StoreError) {
+            _ = try index.remove(record.key, if: { $0.version == record.version })
+        } catch .notFound, .preconditionFailed {
+            return
+        }
     }
 }

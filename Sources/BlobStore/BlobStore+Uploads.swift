@@ -32,7 +32,12 @@ extension BlobStore {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
               let record = try uploadIndex.upload(id) else { throw .uploadNotFound }
         if record.expires <= Int64(time(nil)) {
-            _ = try? removeUpload(id)
+            // Should this fail, the expiry sweep removes it later.
+            do throws(StoreError) {
+                try removeUpload(id)
+            } catch {
+                logger.warning("Cannot remove an expired upload", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+            }
             throw .uploadExpired
         }
         return record
@@ -72,7 +77,7 @@ extension BlobStore {
             }
             let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY)
             // Bytes past the saved offset were never acknowledged (a crash mid-request): drop them.
-            guard ftruncate(descriptor, off_t(offset)) == 0, lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            guard FileSystem.truncate(descriptor, to: off_t(offset)), lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
                 let code = errno
                 close(descriptor)
                 throw FileSystem.error("truncate upload", code)
@@ -100,11 +105,24 @@ extension BlobStore {
     /// Removes uploads idle past their expiry; returns how many.
     @discardableResult
     public func removeExpiredUploads() -> Int {
-        let ids = (try? uploadIndex.expiredUploads(now: Int64(time(nil)))) ?? []
+        let ids: [String]
+        do {
+            ids = try uploadIndex.expiredUploads(now: Int64(time(nil)))
+        } catch {
+            logger.error("Cannot list expired uploads", metadata: ["error": "\(error)"])
+            return 0
+        }
         var removed = 0
-        for id in ids where (try? claimUpload(id)) == true {
-            defer { releaseUpload(id) }
-            if (try? removeUpload(id)) != nil { removed += 1 }
+        for id in ids {
+            do {
+                // One busy (an append or termination in progress) goes at a later sweep.
+                guard try claimUpload(id) else { continue }
+                defer { releaseUpload(id) }
+                try removeUpload(id)
+                removed += 1
+            } catch {
+                logger.error("Cannot remove an expired upload", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+            }
         }
         if removed > 0 { logger.info("Removed expired uploads", metadata: ["count": "\(removed)"]) }
         return removed

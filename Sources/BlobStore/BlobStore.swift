@@ -76,8 +76,10 @@ public final class BlobStore: Sendable {
     private let lock: DataDirectoryLock
     /// Space only deletes and the index may use (see `SpaceReserve`).
     let reserve: SpaceReserve
-    /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
-    private let blobFolders: [Int32]
+    /// The 256 folders of `blobs/`, open.
+    private let blobFolders: BlobFolders
+    /// Index rows skipped because their key fails validation (see `InvalidKeyRows`).
+    let invalidKeys: InvalidKeyRows
     /// The versions being written, for `recover()`.
     let pending: PendingWrites
     /// This node's own folder: `tmp/` alone, `nodes/NODE/` in a cluster.
@@ -123,24 +125,18 @@ public final class BlobStore: Sendable {
         if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
         try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
-        // blobs/ab/, open for the fsync that makes a new link in it durable.
-        var folders: [Int32] = []
-        for folder in BlobRecord.folders {
-            do {
-                folders.append(try FileSystem.open("\(directory)/blobs/\(folder)", O_RDONLY | O_DIRECTORY))
-            } catch {
-                folders.forEach { close($0) }
-                throw error
-            }
-        }
-        let blobFolders = folders
-        self.blobFolders = blobFolders  // closed in deinit
+        // blobs/ab/, open for the fsync that makes a new link in it durable; closed with the
+        // last holder, also if the index fails to open below.
+        let blobFolders = try BlobFolders(directory: directory)
+        self.blobFolders = blobFolders
+        let invalidKeys = InvalidKeyRows(logger: logger)
+        self.invalidKeys = invalidKeys
         // A new file's folder entry is made durable once per group commit and folder: the
         // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
         let syncFolders: @Sendable ([BlobRecord]) throws(StoreError) -> Void = { [directory] records throws(StoreError) in
             for version in Set(records.map { $0.version.prefix(2) }) {
                 if let folder = UInt8(version, radix: 16) {
-                    try FileSystem.sync(blobFolders[Int(folder)])
+                    try FileSystem.sync(blobFolders.descriptors[Int(folder)])
                 } else {
                     try FileSystem.syncDirectory("\(directory)/blobs/\(version)")
                 }
@@ -151,7 +147,7 @@ public final class BlobStore: Sendable {
             // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
             // mode, are blobd's only too.
             close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
-            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", beforeCommit: syncFolders)
+            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
             self.index = CachedBlobIndex(index)
             self.uploadIndex = index
@@ -159,7 +155,7 @@ public final class BlobStore: Sendable {
             self.multipartIndex = index
             self.sharedIndex = nil
         case .postgres(let url, let connections):
-            let index = try PostgresBlobIndex(url: url, connections: connections, beforeCommit: syncFolders)
+            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: invalidKeys, beforeCommit: syncFolders)
             self.index = index
             self.uploadIndex = index
             self.buckets = index
@@ -172,7 +168,7 @@ public final class BlobStore: Sendable {
         // Without the mark of a clean stop, the last run may have ended in a power cut, which can
         // take pending-log lines with it but leave the files they named. (In a cluster the other
         // nodes' writes in flight look the same, so there fsck finds such orphans instead.)
-        if unlink(nodeDirectory + "/" + Self.cleanStopMark) == 0 {
+        if FileSystem.remove(nodeDirectory + "/" + Self.cleanStopMark) {
             try FileSystem.syncDirectory(nodeDirectory)
         } else if !options.isShared {
             try reclaimRecentOrphans()
@@ -187,10 +183,14 @@ public final class BlobStore: Sendable {
     /// pending log, which this makes durable first).
     public func markStoppedCleanly() {
         pending.sync()
-        if let descriptor = try? FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC) {
-            _ = fsync(descriptor)
-            close(descriptor)
-            try? FileSystem.syncDirectory(directory + "/tmp")
+        do throws(StoreError) {
+            let descriptor = try FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC)
+            defer { close(descriptor) }
+            try FileSystem.sync(descriptor)
+            try FileSystem.syncDirectory(directory + "/tmp")
+        } catch {
+            // The next start then looks for orphans of a power cut, which finds none.
+            logger.warning("Cannot mark the stop as clean", metadata: ["error": "\(error)"])
         }
     }
 
@@ -229,8 +229,6 @@ public final class BlobStore: Sendable {
     static func newVersion() -> String {
         hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
-
-    deinit { blobFolders.forEach { close($0) } }
 
     /// Number of blobs and their total size, from the index.
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
@@ -280,7 +278,7 @@ public final class BlobStore: Sendable {
 
     /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
     private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
-        let descriptor = Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC)
+        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else {
             if errno != ENOENT { throw FileSystem.error("open blob", errno) }
             return nil
@@ -413,7 +411,7 @@ public final class BlobStore: Sendable {
             // A version committed and since replaced is garbage, not uncommitted: in a cluster
             // its file stays for the grace period.
             guard try !index.containsVersion(version), try !(sharedIndex?.isGarbage(version) ?? false) else { return }
-            if unlink(path(ofVersion: version)) == 0 { removed += 1 }
+            if FileSystem.remove(path(ofVersion: version)) { removed += 1 }
         }
         for (log, versions) in leftBehind {
             for version in versions { try removeUncommitted(version) }
@@ -460,9 +458,8 @@ public final class BlobStore: Sendable {
     /// at start after an unclean stop, when nothing is being written.
     private func reclaimRecentOrphans() throws(StoreError) {
         var changed: [(folder: Int, seconds: Int)] = []
-        for (folder, descriptor) in blobFolders.enumerated() {
-            var status = stat()
-            if fstat(descriptor, &status) == 0 { changed.append((folder, Int(status.st_mtim.tv_sec))) }
+        for (folder, descriptor) in blobFolders.descriptors.enumerated() {
+            if let status = FileSystem.status(descriptor) { changed.append((folder, Int(status.st_mtim.tv_sec))) }
         }
         guard let newest = changed.map(\.seconds).max() else { return }
         var removed = 0
@@ -472,7 +469,7 @@ public final class BlobStore: Sendable {
             guard !files.isEmpty else { continue }
             let indexed = try index.versions(inFolder: name)
             for file in files where !indexed.contains(file) {
-                if unlink("\(directory)/blobs/\(name)/\(file)") == 0 { removed += 1 }
+                if FileSystem.remove("\(directory)/blobs/\(name)/\(file)") { removed += 1 }
             }
         }
         if removed > 0 {
@@ -522,7 +519,12 @@ public final class BlobStore: Sendable {
 
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
     func renewUploadClaim(_ id: String) {
-        _ = try? sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+        do throws(StoreError) {
+            _ = try sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+        } catch {
+            // The claim lapses at its lease's end; another node may then take the upload over.
+            logger.warning("Cannot renew an upload's claim", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+        }
     }
 
     func releaseUpload(_ id: String) {

@@ -11,7 +11,7 @@ public final class DataDirectoryLock: Sendable {
     public init(directory: String) throws(StoreError) {
         let path = directory + "/lock"
         let descriptor = try FileSystem.open(path, O_RDWR | O_CREAT)
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        guard FileSystem.interruptible({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 else {
             let code = errno
             close(descriptor)
             throw code == EWOULDBLOCK ? .dataDirectoryLocked(path: directory) : FileSystem.error("flock \(path)", code)

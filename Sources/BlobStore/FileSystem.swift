@@ -2,16 +2,24 @@
 import Glibc
 #endif
 
-/// Thin POSIX helpers: EINTR retried, errno turned into `StoreError`.
-enum FileSystem {
-    /// Runs a system call until it does not fail with EINTR.
-    static func retrying(_ operation: String, _ call: () -> Int) throws(StoreError) -> Int {
+/// Thin POSIX helpers: EINTR retried, errno turned into `StoreError`. Every system call blobd
+/// makes goes through `interruptible(_:)`, directly or through `retrying(_:_:)`.
+public enum FileSystem {
+    /// Runs a system call that returns -1 and sets errno on failure again while it fails with
+    /// EINTR; returns its last result, with errno as that call left it.
+    @inlinable
+    public static func interruptible<Result: BinaryInteger>(_ call: () -> Result) -> Result {
         while true {
             let result = call()
-            if result >= 0 { return result }
-            if errno == EINTR { continue }
-            throw error(operation, errno)
+            if result != -1 || errno != EINTR { return result }
         }
+    }
+
+    /// Runs a system call until it does not fail with EINTR; a failure throws.
+    static func retrying(_ operation: String, _ call: () -> Int) throws(StoreError) -> Int {
+        let result = interruptible(call)
+        if result >= 0 { return result }
+        throw error(operation, errno)
     }
 
     /// The error for a failed call; a full disk or quota is `insufficientStorage`.
@@ -39,7 +47,7 @@ enum FileSystem {
     static func open(_ path: String, _ flags: Int32) throws(StoreError) -> Int32 {
         let descriptor = Int32(try retrying("open \(path)") { Int(Glibc.open(path, flags | O_CLOEXEC, fileMode)) })
         // EPERM: a file that was there already and is not blobd's, which it leaves as it is.
-        if flags & O_CREAT != 0 && fchmod(descriptor, fileMode) != 0 && errno != EPERM {
+        if flags & O_CREAT != 0 && interruptible({ fchmod(descriptor, fileMode) }) != 0 && errno != EPERM {
             let code = errno
             close(descriptor)
             throw error("fchmod \(path)", code)
@@ -67,9 +75,9 @@ enum FileSystem {
     /// Creates a directory; returns false if it was already there.
     @discardableResult
     static func makeDirectory(_ path: String) throws(StoreError) -> Bool {
-        if mkdir(path, folderMode) == 0 {
+        if interruptible({ mkdir(path, folderMode) }) == 0 {
             // As for files: the umask may have taken the owner's bits.
-            guard chmod(path, folderMode) == 0 || errno == EPERM else { throw error("chmod \(path)", errno) }
+            guard interruptible({ chmod(path, folderMode) }) == 0 || errno == EPERM else { throw error("chmod \(path)", errno) }
             return true
         }
         if errno == EEXIST { return false }
@@ -86,9 +94,22 @@ enum FileSystem {
         _ = try retrying("link \(to)") { Int(Glibc.link(from, to)) }
     }
 
-    /// unlink(2), ignoring a file that is already gone.
-    static func remove(_ path: String) {
-        _ = unlink(path)
+    /// unlink(2), ignoring a file that is already gone; true if this call removed it.
+    @discardableResult
+    static func remove(_ path: String) -> Bool {
+        interruptible { unlink(path) } == 0
+    }
+
+    /// ftruncate(2), a file cut (or grown) to `size` bytes; false (errno set) if it failed.
+    @discardableResult
+    static func truncate(_ descriptor: Int32, to size: off_t) -> Bool {
+        interruptible { ftruncate(descriptor, size) } == 0
+    }
+
+    /// fstat(2) of an open file; nil (errno set) if it failed.
+    static func status(_ descriptor: Int32) -> stat? {
+        var status = stat()
+        return interruptible({ fstat(descriptor, &status) }) == 0 ? status : nil
     }
 
     /// Bytes and inodes available to unprivileged users on the file system holding `path`; nil
@@ -97,7 +118,7 @@ enum FileSystem {
     /// the file system has no fixed number of them (btrfs reports 0).
     static func space(at path: String) -> (bytes: UInt64, inodes: (free: UInt64, total: UInt64)?)? {
         var info = statvfs()
-        guard statvfs(path, &info) == 0, info.f_blocks > 0 else { return nil }
+        guard interruptible({ statvfs(path, &info) }) == 0, info.f_blocks > 0 else { return nil }
         let bytes = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
         let inodes = info.f_files > 0 ? (free: UInt64(info.f_favail), total: UInt64(info.f_files)) : nil
         return (bytes.overflow ? .max : bytes.partialValue, inodes)
@@ -119,14 +140,13 @@ enum FileSystem {
 
     /// The bytes of a small file, or nil if it cannot be read.
     static func contents(ofFile path: String) -> [UInt8]? {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = interruptible { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = interruptible { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
             guard count >= 0 else { return nil }
             if count == 0 { return bytes }
             bytes += buffer[..<count]

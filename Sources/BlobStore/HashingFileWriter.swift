@@ -103,7 +103,8 @@ final class HashingFileWriter {
         }
         written += UInt64(chunk.count)
         if written - writebackStart >= Self.writebackWindow {
-            _ = blobd_start_writeback(descriptor, Int64(writebackStart), Int64(written - writebackStart))
+            let (start, length) = (Int64(writebackStart), Int64(written - writebackStart))
+            _ = FileSystem.interruptible { blobd_start_writeback(descriptor, start, length) }
             writebackStart = written
         }
     }
@@ -116,10 +117,9 @@ final class HashingFileWriter {
         var offset: Int64 = 0
         while UInt64(offset) < count {
             let wanted = UInt(min(count - UInt64(offset), 1 << 30))
-            let copied = blobd_copy_file_range(source, &offset, descriptor, wanted)
+            let copied = FileSystem.interruptible { blobd_copy_file_range(source, &offset, descriptor, wanted) }
             if copied < 0 {
                 let code = errno
-                if code == EINTR { continue }
                 if offset == 0 && [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(code) { return false }
                 throw FileSystem.error("copy_file_range", code)
             }

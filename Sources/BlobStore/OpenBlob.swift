@@ -34,10 +34,11 @@ public final class OpenBlob: Sendable {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
+            let n = FileSystem.interruptible {
+                bytes.withUnsafeMutableBytes { buffer in
+                    pread(descriptor, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
+                }
             }
-            if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw .io(operation: "read \(record.key)", errno: n == 0 ? EIO : errno) }
             done += n
         }

@@ -78,7 +78,8 @@ final class PendingWrites: Sendable {
     /// Makes the current log durable (at a clean stop).
     func sync() {
         logs.withLock { logs in
-            if logs.descriptor >= 0 { _ = fsync(logs.descriptor) }
+            let descriptor = logs.descriptor
+            if descriptor >= 0 { _ = FileSystem.interruptible { fsync(descriptor) } }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresClient
 
 /// The index in PostgreSQL, shared by every node of a cluster (see README "Several nodes").
@@ -18,13 +19,16 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     /// Runs before each group commit's transaction with the batch's records (the folders of
     /// their files are fsynced there).
     private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+    /// Where rows whose key fails validation are reported.
+    private let invalidKeys: InvalidKeyRows
 
     /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
-    public init(url: String, connections: Int,
+    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
                 beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
         let pool = PostgresPool(url: url, size: connections)
         self.pool = pool
         self.beforeCommit = beforeCommit
+        self.invalidKeys = invalidKeys
         reads = ReadBatch(maxInFlight: 2) { keys throws(StoreError) in
             do throws(PostgresError) {
                 return try pool.withConnection { connection throws(PostgresError) in try Self.fetch(keys, in: connection) }
@@ -146,6 +150,22 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        // A row whose key fails validation is reported and skipped; the page is filled up from
+        // the rows after it, so a run of such rows never looks like the end of the listing.
+        var records: [BlobRecord] = []
+        var cursor = after
+        while records.count < limit {
+            let wanted = limit - records.count
+            let page = try rows(prefix: prefix, after: cursor, limit: wanted)
+            records += page.compactMap { Self.record(from: $0, reportingTo: invalidKeys) }
+            guard page.count == wanted, let last = page.last?.bytes("key") else { break }
+            cursor = last
+        }
+        return records
+    }
+
+    /// Up to `limit` rows of `blobs` in key order, keys starting with `prefix` and after `after`.
+    private func rows(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [PostgresRow] {
         // bytea compares bytewise, which is the listing order.
         // From `after` (exclusive) when it sorts at or past the prefix, else from the prefix.
         let strict = after.map { !$0.lexicographicallyPrecedes(prefix) } ?? false
@@ -155,8 +175,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             + (upper == nil ? " AND $2::bytea IS NULL" : " AND key < $2") + " ORDER BY key LIMIT $3"
         return try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
-                try connection.execute(sql, [.bytes(lower), upper.map { .bytes($0) } ?? .null, .int(Int64(limit))])
-                    .rows.compactMap(Self.record(from:))
+                try connection.execute(sql, [.bytes(lower), upper.map { .bytes($0) } ?? .null, .int(Int64(limit))]).rows
             }
         }
     }
@@ -327,14 +346,14 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
-        try rows("SELECT * FROM multipart_uploads WHERE id = $1", [.text(id)]).first.flatMap(Self.multipart(from:))
+        try rows("SELECT * FROM multipart_uploads WHERE id = $1", [.text(id)]).first.flatMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
     }
 
     public func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload] {
         let upper = SQLiteBlobIndex.upperBound(of: prefix) ?? [0xFF]
         return try rows("""
             SELECT * FROM multipart_uploads WHERE key >= $1 AND key < $2 AND completed_etag IS NULL ORDER BY key, created
-            """, [.bytes(prefix), .bytes(upper)]).compactMap(Self.multipart(from:))
+            """, [.bytes(prefix), .bytes(upper)]).compactMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
     }
 
     public func savePart(_ part: UploadedPart, of id: String) throws(StoreError) -> UploadedPart? {
@@ -395,8 +414,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 optional(upload.checksum), optional(attributes.contentLanguage)]
     }
 
-    private static func multipart(from row: PostgresRow) -> MultipartUpload? {
-        guard let id = row.text("id"), let bytes = row.bytes("key"), let key = try? BlobKey(validating: Data(bytes)) else { return nil }
+    /// The upload of a `multipart_uploads` row; nil, reported to `invalid`, if its key fails validation.
+    private static func multipart(from row: PostgresRow, reportingTo invalid: InvalidKeyRows?) -> MultipartUpload? {
+        guard let id = row.text("id"), let bytes = row.bytes("key"),
+              let key = InvalidKeyRows.key(bytes, in: "multipart_uploads", reportingTo: invalid) else { return nil }
         return MultipartUpload(id: id, key: key, attributes: attributes(row, expiresColumn: "expires_header"),
                                created: row.int("created") ?? 0, expires: row.int("expires") ?? 0, completedETag: row.text("completed_etag"),
                                checksum: row.text("checksum"))
@@ -415,7 +436,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
-        try rows("SELECT * FROM uploads WHERE id = $1", [.text(id)]).first.flatMap(Self.upload(from:))
+        try rows("SELECT * FROM uploads WHERE id = $1", [.text(id)]).first.flatMap { Self.upload(from: $0, reportingTo: invalidKeys) }
     }
 
     public func save(_ upload: UploadRecord) throws(StoreError) {
@@ -465,14 +486,16 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
                 optional(attributes.userMetadataText)]
     }
 
-    private static func upload(from row: PostgresRow) -> UploadRecord? {
+    /// The upload of an `uploads` row; a key or completed key that fails validation is nil, and
+    /// reported to `invalid`.
+    private static func upload(from row: PostgresRow, reportingTo invalid: InvalidKeyRows?) -> UploadRecord? {
         guard let id = row.text("id") else { return nil }
         return UploadRecord(
             id: id, length: row.int("length").map { UInt64(max(0, $0)) }, offset: UInt64(max(0, row.int("offset") ?? 0)),
             hashState: row.bytes("hash_state") ?? [], metadata: row.text("metadata") ?? "",
-            key: row.bytes("key").flatMap { try? BlobKey(validating: Data($0)) },
+            key: row.bytes("key").flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) },
             attributes: attributes(row, expiresColumn: "expires_header"), expires: row.int("expires") ?? 0,
-            completedKey: row.bytes("completed_key").flatMap { try? BlobKey(validating: Data($0)) })
+            completedKey: row.bytes("completed_key").flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) })
     }
 
     // MARK: Import (migrate-index)
@@ -523,7 +546,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let rows = try connection.execute("SELECT \(columns) FROM blobs WHERE key = ANY($1) ORDER BY key FOR UPDATE",
                                           [.byteaArray(keys.map(\.bytes))]).rows
         var records: [BlobKey: BlobRecord] = [:]
-        for record in rows.compactMap(record(from:)) { records[record.key] = record }
+        for record in rows.compactMap({ record(from: $0) }) { records[record.key] = record }
         return records
     }
 
@@ -531,12 +554,14 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     private static func fetch(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
         let rows = try connection.execute("SELECT \(columns) FROM blobs WHERE key = ANY($1)", [.byteaArray(keys.map(\.bytes))]).rows
         var records: [BlobKey: BlobRecord] = [:]
-        for record in rows.compactMap(record(from:)) { records[record.key] = record }
+        for record in rows.compactMap({ record(from: $0) }) { records[record.key] = record }
         return records
     }
 
-    private static func record(from row: PostgresRow) -> BlobRecord? {
-        guard let bytes = row.bytes("key"), let key = try? BlobKey(validating: Data(bytes)), let version = row.text("version"),
+    /// The record of a `blobs` row; nil, reported to `invalid`, if its key fails validation.
+    private static func record(from row: PostgresRow, reportingTo invalid: InvalidKeyRows? = nil) -> BlobRecord? {
+        guard let bytes = row.bytes("key"), let key = InvalidKeyRows.key(bytes, in: "blobs", reportingTo: invalid),
+              let version = row.text("version"),
               let sha256 = row.bytes("sha256") else { return nil }
         return BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
                           attributes: attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import Logging
 import Synchronization
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
@@ -27,10 +28,14 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// Runs before each group commit's transaction with the batch's records: where the caller
     /// makes durable what every commit of the batch needs once (the folders of their files).
     private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+    /// Where rows whose key fails validation are reported.
+    private let invalidKeys: InvalidKeyRows
 
     /// Opens (creating if needed) the index at `path`.
-    public init(path: String, beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
+                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
         self.beforeCommit = beforeCommit
+        self.invalidKeys = invalidKeys
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
@@ -241,6 +246,22 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     }
 
     public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        // A row whose key fails validation is reported and skipped; the page is filled up from
+        // the rows after it, so a run of such rows never looks like the end of the listing.
+        var records: [BlobRecord] = []
+        var cursor = after
+        while records.count < limit {
+            let wanted = limit - records.count
+            let page = try rows(prefix: prefix, after: cursor, limit: wanted)
+            records += page.compactMap { Self.record(from: $0, reportingTo: invalidKeys) }
+            guard page.count == wanted, let last = page.last else { break }
+            cursor = Array(last["key"] as Data)
+        }
+        return records
+    }
+
+    /// Up to `limit` rows of `blobs` in key order, keys starting with `prefix` and after `after`.
+    private func rows(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [Row] {
         // Keys are BLOBs, so SQLite compares them bytewise (memcmp), which is the listing order.
         var sql = "SELECT * FROM blobs WHERE key >= ?"
         var arguments: StatementArguments = [Data(prefix)]
@@ -255,9 +276,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         sql += " ORDER BY key LIMIT ?"
         arguments += [limit]
         return try run {
-            try pool.read { db in
-                try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).compactMap(Self.record(from:))
-            }
+            try pool.read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) }
         }
     }
 
@@ -409,7 +428,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     }
 
     public func multipart(_ id: String) throws(StoreError) -> MultipartUpload? {
-        try run { try pool.read { db in try Row.fetchOne(db, sql: "SELECT * FROM multipart_uploads WHERE id = ?", arguments: [id]).flatMap(Self.multipart(from:)) } }
+        try run {
+            try pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM multipart_uploads WHERE id = ?", arguments: [id])
+                    .flatMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
+            }
+        }
     }
 
     public func multipartUploads(prefix: [UInt8]) throws(StoreError) -> [MultipartUpload] {
@@ -418,7 +442,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             try pool.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT * FROM multipart_uploads WHERE key >= ? AND key < ? AND completed_etag IS NULL ORDER BY key, created
-                    """, arguments: [Data(prefix), Data(upper)]).compactMap(Self.multipart(from:))
+                    """, arguments: [Data(prefix), Data(upper)]).compactMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
             }
         }
     }
@@ -468,8 +492,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM multipart_uploads WHERE expires <= ?", arguments: [now]) } }
     }
 
-    private static func multipart(from row: Row) -> MultipartUpload? {
-        guard let key = try? BlobKey(validating: row["key"] as Data) else { return nil }
+    /// The upload of a `multipart_uploads` row; nil, reported to `invalid`, if its key fails validation.
+    private static func multipart(from row: Row, reportingTo invalid: InvalidKeyRows?) -> MultipartUpload? {
+        guard let key = InvalidKeyRows.key(row["key"] as Data, in: "multipart_uploads", reportingTo: invalid) else { return nil }
         return MultipartUpload(
             id: row["id"], key: key,
             attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
@@ -494,7 +519,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
         try run {
             try pool.read { db in
-                try Row.fetchOne(db, sql: "SELECT * FROM uploads WHERE id = ?", arguments: [id]).flatMap(Self.upload(from:))
+                try Row.fetchOne(db, sql: "SELECT * FROM uploads WHERE id = ?", arguments: [id]).flatMap { Self.upload(from: $0, reportingTo: invalidKeys) }
             }
         }
     }
@@ -524,7 +549,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
          upload.attributes.expires, upload.attributes.userMetadataText]
     }
 
-    private static func upload(from row: Row) -> UploadRecord? {
+    /// The upload of an `uploads` row; a key or completed key that fails validation is nil, and
+    /// reported to `invalid`.
+    private static func upload(from row: Row, reportingTo invalid: InvalidKeyRows?) -> UploadRecord? {
         let length: Int64? = row["length"]
         let offset: Int64 = row["offset"]
         let hashState: Data = row["hash_state"]
@@ -532,13 +559,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         let completed: Data? = row["completed_key"]
         return UploadRecord(
             id: row["id"], length: length.map { UInt64(max(0, $0)) }, offset: UInt64(max(0, offset)),
-            hashState: Array(hashState), metadata: row["metadata"], key: key.flatMap { try? BlobKey(validating: $0) },
+            hashState: Array(hashState), metadata: row["metadata"], key: key.flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) },
             attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
                                        contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
                                        expires: row["expires_header"],
                                        userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
             expires: row["expires"],
-            completedKey: completed.flatMap { try? BlobKey(validating: $0) })
+            completedKey: completed.flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) })
     }
 
     /// The smallest byte string greater than every string starting with `prefix`, or nil if none.
@@ -557,12 +584,13 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     private static func fetch(_ key: BlobKey, in db: Database) throws -> BlobRecord? {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM blobs WHERE key = ?"),
                                    arguments: [Data(key.bytes)])
-        return row.flatMap(record(from:))
+        return row.flatMap { record(from: $0) }
     }
 
-    private static func record(from row: Row) -> BlobRecord? {
+    /// The record of a `blobs` row; nil, reported to `invalid`, if its key fails validation.
+    private static func record(from row: Row, reportingTo invalid: InvalidKeyRows? = nil) -> BlobRecord? {
         let keyBytes: Data = row["key"]
-        guard let key = try? BlobKey(validating: keyBytes) else { return nil }
+        guard let key = InvalidKeyRows.key(keyBytes, in: "blobs", reportingTo: invalid) else { return nil }
         let size: Int64 = row["size"]
         let sha256: Data = row["sha256"]
         return BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),

@@ -144,7 +144,16 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func keepOrDrop() -> Bool {
         guard !ended else { return false }
         defer { end() }
-        if checksum == nil, (try? save()) != nil { return true }
+        if checksum == nil {
+            do throws(StoreError) {
+                try save()
+                return true
+            } catch {
+                store.logger.warning("Cannot keep what arrived of a resumable upload", metadata: [
+                    "upload.id": "\(record.id)", "error": "\(error)",
+                ])
+            }
+        }
         rollback()
         return false
     }
@@ -177,7 +186,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func rollback() {
         writer.close()
         if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
-            _ = ftruncate(descriptor, off_t(startOffset))
+            FileSystem.truncate(descriptor, to: off_t(startOffset))
             close(descriptor)
         }
         record.offset = startOffset

@@ -47,10 +47,12 @@ struct Fsck: ParsableCommand {
         for record in report.corrupt { print("corrupt \(record.key)") }
         for record in report.missing { print("missing \(record.key)") }
         for path in report.unindexed { print("unindexed \(path)") }
+        for key in report.invalidKeys { print("invalid-key \(InvalidKeyRows.escaped(key))") }
+        let invalid = report.invalidKeys.isEmpty ? "" : ", \(report.invalidKeys.count) with an invalid key"
         let verb = repair ? " (repaired)" : ""
         let stopped = report.interrupted ? " before it was stopped" : ""
         print("checked \(report.checked) blobs\(stopped): \(report.corrupt.count) corrupt, \(report.missing.count) missing, "
-              + "\(report.unindexed.count) unindexed\(report.isClean || report.interrupted ? "" : verb); \(ProgressReporter.bytes(report.bytes)) read"
+              + "\(report.unindexed.count) unindexed\(invalid)\(report.isClean || report.interrupted ? "" : verb); \(ProgressReporter.bytes(report.bytes)) read"
               + (report.interrupted ? "; unindexed files not looked for, nothing repaired" : ""))
         if report.interrupted { throw ExitCode(130) }
         if !report.isClean { throw ExitCode(1) }
