@@ -159,12 +159,15 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         return records
     }
 
+    /// The attribute columns that blobs, uploads and multipart uploads share (the Expires header
+    /// is in `expiresColumn`).
     static func attributes(_ row: PostgresRow, expiresColumn: String) -> BlobAttributes {
         BlobAttributes(contentType: row.text("content_type") ?? "application/octet-stream", cacheControl: row.text("cache_control"),
                        contentDisposition: row.text("content_disposition"), contentEncoding: row.text("content_encoding"),
                        contentLanguage: row.text("content_language"), expires: row.text(expiresColumn), userMetadata: BlobAttributes.userMetadata(fromText: row.text("user_metadata")))
     }
 
+    /// `text`, or NULL.
     static func optional(_ text: String?) -> PostgresValue {
         text.map { .text($0) } ?? .null
     }
