@@ -69,6 +69,26 @@ public final class AccessLog: Sendable {
             { out in Self.appendDecimal(value, to: &out) }
         }
 
+        begin(&line)
+        if let key { field("blob.key", text(key)) }
+        field("client.address", text(proxies.clientAddress(of: summary.head)))
+        if !summary.completed { field("http.aborted") { $0 += "true".utf8 } }
+        field("http.bytes_received", number(summary.bytesReceived))
+        field("http.bytes_sent", number(summary.completed ? summary.bytesSent : 0))
+        field("http.duration_ms") { Self.appendMilliseconds(summary.duration, to: &$0) }
+        field("http.method", text(summary.head.method))
+        field("http.route", text(route))
+        if let status = summary.status {
+            field("http.status", number(UInt64(max(0, status))))
+        } else {
+            field("http.status") { [format] in $0 += (format == .json ? "null" : "-").utf8 }
+        }
+        end(&line)
+        output.write(line, urgent: false)
+    }
+
+    /// What comes before a line's fields: the timestamp, level and message in text.
+    private func begin(_ line: inout [UInt8]) {
         switch format {
         case .text:
             LogTimestamp.append(to: &line)
@@ -78,25 +98,10 @@ public final class AccessLog: Sendable {
         case .json:
             line.append(UInt8(ascii: "{"))
         }
-        if let key { field("blob.key", text(key)) }
-        field("client.address", text(proxies.clientAddress(of: summary.head)))
-        if !summary.completed { field("http.aborted") { $0 += "true".utf8 } }
-        field("http.bytes_received", number(summary.bytesReceived))
-        field("http.bytes_sent", number(summary.completed ? summary.bytesSent : 0))
-        field("http.duration_ms") { out in
-            let micros = UInt64((max(0, summary.duration) * 1_000_000).rounded())
-            Self.appendDecimal(micros / 1000, to: &out)
-            out.append(UInt8(ascii: "."))
-            let fraction = micros % 1000
-            out += [UInt8(48 + fraction / 100), UInt8(48 + fraction / 10 % 10), UInt8(48 + fraction % 10)]
-        }
-        field("http.method", text(summary.head.method))
-        field("http.route", text(route))
-        if let status = summary.status {
-            field("http.status", number(UInt64(max(0, status))))
-        } else {
-            field("http.status") { [format] in $0 += (format == .json ? "null" : "-").utf8 }
-        }
+    }
+
+    /// What comes after a line's fields: the label, level, message and timestamp in JSON.
+    private func end(_ line: inout [UInt8]) {
         if format == .json {
             line += ",\"label\":\"".utf8
             Self.escape(label, into: &line)
@@ -105,7 +110,15 @@ public final class AccessLog: Sendable {
             line += "\"}".utf8
         }
         line.append(UInt8(ascii: "\n"))
-        output.write(line, urgent: false)
+    }
+
+    /// Appends `seconds` in milliseconds with three decimals.
+    static func appendMilliseconds(_ seconds: Double, to out: inout [UInt8]) {
+        let micros = UInt64((max(0, seconds) * 1_000_000).rounded())
+        appendDecimal(micros / 1000, to: &out)
+        out.append(UInt8(ascii: "."))
+        let fraction = micros % 1000
+        out += [UInt8(48 + fraction / 100), UInt8(48 + fraction / 10 % 10), UInt8(48 + fraction % 10)]
     }
 
     /// Appends `value` in decimal.

@@ -9,51 +9,85 @@ extension S3Service {
     /// ListObjectsV2 (`list-type=2`) or ListObjects v1: prefix, delimiter (each common prefix
     /// is skipped past, not scanned), max-keys up to 1000, continuation or marker, url encoding.
     func list(_ bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
-        func value(_ name: String) -> String? { Self.value(name, in: query) }
-        let v2 = value("list-type") == "2"
-        // ListObjectVersions: every object is its one version, `null`.
-        let versions = query.contains { $0.name == "versions" }
-        let prefix = value("prefix") ?? ""
-        let delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
-        let urlEncoded = value("encoding-type") == "url"
-        if let encoding = value("encoding-type"), encoding != "url" {
-            throw S3Error(.invalidArgument, "Invalid Encoding Method specified in Request")
-        }
-        var maxKeys = 1000
-        if let text = value("max-keys") {
-            guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-keys must be a non-negative integer.") }
-            maxKeys = min(number, 1000)
-        }
-        // Where to start, as an object key (exclusive).
-        var after: String?
-        if v2 {
-            if let token = value("continuation-token") {
-                guard let decoded = Self.hexBytes(token).flatMap({ String(validating: $0, as: UTF8.self) }) else {
-                    throw S3Error(.invalidArgument, "The continuation token provided is incorrect")
-                }
-                after = decoded
-            } else if let start = value("start-after") {
-                after = start
+        let request = try ListRequest(query)
+        let listing = try scan(bucket, request)
+        return xmlResponse(Self.listXML(bucket, request, listing), requestID: requestID)
+    }
+
+    /// What a ListObjects request asks, from its query.
+    struct ListRequest {
+        let query: [(name: String, value: [UInt8])]
+        let v2: Bool
+        /// ListObjectVersions: every object is its one version, `null`.
+        let versions: Bool
+        let prefix: String
+        let delimiter: String?
+        let urlEncoded: Bool
+        let maxKeys: Int
+        /// Where to start, as an object key (exclusive).
+        let after: String?
+
+        init(_ query: [(name: String, value: [UInt8])]) throws {
+            func value(_ name: String) -> String? { S3Service.value(name, in: query) }
+            self.query = query
+            let v2 = value("list-type") == "2"
+            self.v2 = v2
+            let versions = query.contains { $0.name == "versions" }
+            self.versions = versions
+            prefix = value("prefix") ?? ""
+            delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
+            urlEncoded = value("encoding-type") == "url"
+            if let encoding = value("encoding-type"), encoding != "url" {
+                throw S3Error(.invalidArgument, "Invalid Encoding Method specified in Request")
             }
-        } else {
-            after = value(versions ? "key-marker" : "marker")
+            var maxKeys = 1000
+            if let text = value("max-keys") {
+                guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-keys must be a non-negative integer.") }
+                maxKeys = min(number, 1000)
+            }
+            self.maxKeys = maxKeys
+            var after: String?
+            if v2 {
+                if let token = value("continuation-token") {
+                    guard let decoded = S3Service.hexBytes(token).flatMap({ String(validating: $0, as: UTF8.self) }) else {
+                        throw S3Error(.invalidArgument, "The continuation token provided is incorrect")
+                    }
+                    after = decoded
+                } else if let start = value("start-after") {
+                    after = start
+                }
+            } else {
+                after = value(versions ? "key-marker" : "marker")
+            }
+            self.after = after
         }
 
+        func value(_ name: String) -> String? { S3Service.value(name, in: query) }
+    }
+
+    /// One page of a listing: objects and common prefixes, in key order.
+    struct Listing {
+        var contents: [BlobRecord] = []
+        var commonPrefixes: [String] = []
+        var truncated = false
+        var lastReturned: String?
+    }
+
+    /// Reads the store's listing for `request`, rolling keys up into common prefixes.
+    private func scan(_ bucket: String, _ request: ListRequest) throws -> Listing {
+        let (prefix, delimiter, maxKeys) = (request.prefix, request.delimiter, request.maxKeys)
         let bucketPrefix = Array((bucket + "/").utf8)
         let listed = bucketPrefix + Array(prefix.utf8)
         // Resuming after a common prefix (a marker that holds the delimiter past the prefix and
         // ends with it) skips every key under it: UTF-8 never holds the byte 0xFF.
-        var cursor: [UInt8]? = after.map { after in
+        var cursor: [UInt8]? = request.after.map { after in
             var bytes = bucketPrefix + Array(after.utf8)
             if let delimiter, after.hasPrefix(prefix), after.hasSuffix(delimiter), after.dropFirst(prefix.count).contains(delimiter) {
                 bytes.append(0xFF)
             }
             return bytes
         }
-        var contents: [BlobRecord] = []
-        var commonPrefixes: [String] = []
-        var truncated = false
-        var lastReturned: String?
+        var listing = Listing()
         // The common prefix being rolled up: keys under it are skipped, within a page by
         // comparison and past its end by moving the cursor, never by reading them all.
         var rolling: String?
@@ -62,17 +96,17 @@ extension S3Service {
             for record in page {
                 let objectKey = String(record.key.rawValue.dropFirst(bucket.count + 1))
                 if let rolling, objectKey.hasPrefix(rolling) { continue }
-                if contents.count + commonPrefixes.count == maxKeys {
-                    truncated = true
+                if listing.contents.count + listing.commonPrefixes.count == maxKeys {
+                    listing.truncated = true
                     break scan
                 }
                 if let delimiter, let common = Self.commonPrefix(of: objectKey, prefix: prefix, delimiter: delimiter) {
-                    commonPrefixes.append(common)
-                    lastReturned = common
+                    listing.commonPrefixes.append(common)
+                    listing.lastReturned = common
                     rolling = common
                 } else {
-                    contents.append(record)
-                    lastReturned = objectKey
+                    listing.contents.append(record)
+                    listing.lastReturned = objectKey
                 }
             }
             guard page.count == 1000, let last = page.last else { break }
@@ -81,7 +115,14 @@ extension S3Service {
                 cursor = bucketPrefix + Array(rolling.utf8) + [0xFF]
             }
         }
+        return listing
+    }
 
+    /// The ListBucketResult (or ListVersionsResult) of `listing`.
+    private static func listXML(_ bucket: String, _ request: ListRequest, _ listing: Listing) -> String {
+        let (prefix, delimiter, urlEncoded, versions, v2) = (request.prefix, request.delimiter, request.urlEncoded, request.versions, request.v2)
+        let (contents, commonPrefixes, truncated, lastReturned) = (listing.contents, listing.commonPrefixes, listing.truncated, listing.lastReturned)
+        func value(_ name: String) -> String? { request.value(name) }
         func encoded(_ text: String) -> String {
             urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text
         }
@@ -100,7 +141,7 @@ extension S3Service {
             xml += XML.element("Marker", encoded(value("marker") ?? ""))
             if truncated, let lastReturned { xml += XML.element("NextMarker", encoded(lastReturned)) }
         }
-        xml += XML.element("MaxKeys", String(maxKeys))
+        xml += XML.element("MaxKeys", String(request.maxKeys))
         if let delimiter { xml += XML.element("Delimiter", encoded(delimiter)) }
         if urlEncoded { xml += XML.element("EncodingType", "url") }
         xml += XML.element("IsTruncated", truncated ? "true" : "false")
@@ -120,6 +161,20 @@ extension S3Service {
             xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>"
         }
         xml += "</\(root)>"
-        return xmlResponse(xml, requestID: requestID)
+        return xml
+    }
+
+    /// The common prefix `key` rolls up to: the key up to and including the first `delimiter`
+    /// after `prefix` (which it starts with), matched byte for byte as S3 does; nil without one.
+    static func commonPrefix(of key: String, prefix: String, delimiter: String) -> String? {
+        let bytes = Array(key.utf8), delimiterBytes = Array(delimiter.utf8)
+        var index = prefix.utf8.count
+        while index + delimiterBytes.count <= bytes.count {
+            if bytes[index..<index + delimiterBytes.count].elementsEqual(delimiterBytes) {
+                return String(decoding: bytes[..<(index + delimiterBytes.count)], as: UTF8.self)
+            }
+            index += 1
+        }
+        return nil
     }
 }

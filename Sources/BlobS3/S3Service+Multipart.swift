@@ -158,14 +158,45 @@ extension S3Service {
         func encoded(_ text: String) -> String {
             urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text
         }
-        /// S3 orders keys by their UTF-8 bytes.
-        func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
         // Uploads come by key, then by id. After the key marker: later keys, and with an upload
         // id marker also the marker key's uploads with greater ids (whether or not the marker's
         // upload still exists: a client may abort each upload of a page before asking for the next).
         let all = try store.multipartUploads(prefix: Array((bucket + "/" + prefix).utf8))
             .sorted { a, b in a.key != b.key ? a.key < b.key : a.id < b.id }
             .map { (key: String($0.key.rawValue.dropFirst(bucket.count + 1)), upload: $0) }
+        let (uploads, commonPrefixes, truncated) = Self.page(of: all, prefix: prefix, delimiter: delimiter, keyMarker: keyMarker,
+                                                             uploadIDMarker: uploadIDMarker, maxUploads: maxUploads)
+        var xml = XML.declaration + "<ListMultipartUploadsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
+            + XML.element("KeyMarker", encoded(keyMarker)) + XML.element("UploadIdMarker", uploadIDMarker)
+            + XML.element("Prefix", encoded(prefix)) + (delimiter.map { XML.element("Delimiter", encoded($0)) } ?? "")
+            + XML.element("MaxUploads", String(maxUploads)) + XML.element("IsTruncated", truncated ? "true" : "false")
+        if urlEncoded { xml += XML.element("EncodingType", "url") }
+        if truncated {
+            // The last listed entry: an upload, or a common prefix (whose uploads all follow it).
+            let lastUpload = uploads.last.map { ($0.key, $0.upload.id) }
+            let last = commonPrefixes.last.map { common in lastUpload.map { Self.precedes(common, $0.0) ? $0 : (common, "") } ?? (common, "") } ?? lastUpload
+            if let last {
+                xml += XML.element("NextKeyMarker", encoded(last.0)) + XML.element("NextUploadIdMarker", last.1)
+            }
+        }
+        for entry in uploads {
+            xml += "<Upload>" + XML.element("Key", encoded(entry.key))
+                + XML.element("UploadId", entry.upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
+                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(entry.upload.created))
+                + (MultipartChecksum(stored: entry.upload.checksum)?.elements ?? "") + "</Upload>"
+        }
+        for common in commonPrefixes { xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>" }
+        return xmlResponse(xml + "</ListMultipartUploadsResult>", requestID: requestID)
+    }
+
+    /// S3 orders keys by their UTF-8 bytes.
+    private static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+    /// The page of ListMultipartUploads in `all` (by key, then id): what follows the markers, up
+    /// to `maxUploads` uploads and common prefixes together.
+    private static func page(of all: [(key: String, upload: MultipartUpload)], prefix: String, delimiter: String?, keyMarker: String,
+                             uploadIDMarker: String, maxUploads: Int)
+        -> (uploads: [(key: String, upload: MultipartUpload)], commonPrefixes: [String], truncated: Bool) {
         let start = all.firstIndex { entry in
             precedes(keyMarker, entry.key) || (!uploadIDMarker.isEmpty && entry.key == keyMarker && precedes(uploadIDMarker, entry.upload.id))
         } ?? all.endIndex
@@ -182,27 +213,7 @@ extension S3Service {
                 uploads.append(entry)
             }
         }
-        var xml = XML.declaration + "<ListMultipartUploadsResult xmlns=\"\(XML.namespace)\">" + XML.element("Bucket", bucket)
-            + XML.element("KeyMarker", encoded(keyMarker)) + XML.element("UploadIdMarker", uploadIDMarker)
-            + XML.element("Prefix", encoded(prefix)) + (delimiter.map { XML.element("Delimiter", encoded($0)) } ?? "")
-            + XML.element("MaxUploads", String(maxUploads)) + XML.element("IsTruncated", truncated ? "true" : "false")
-        if urlEncoded { xml += XML.element("EncodingType", "url") }
-        if truncated {
-            // The last listed entry: an upload, or a common prefix (whose uploads all follow it).
-            let lastUpload = uploads.last.map { ($0.key, $0.upload.id) }
-            let last = commonPrefixes.last.map { common in lastUpload.map { precedes(common, $0.0) ? $0 : (common, "") } ?? (common, "") } ?? lastUpload
-            if let last {
-                xml += XML.element("NextKeyMarker", encoded(last.0)) + XML.element("NextUploadIdMarker", last.1)
-            }
-        }
-        for entry in uploads {
-            xml += "<Upload>" + XML.element("Key", encoded(entry.key))
-                + XML.element("UploadId", entry.upload.id) + Self.owner.replacingOccurrences(of: "Owner", with: "Initiator") + Self.owner
-                + XML.element("StorageClass", "STANDARD") + XML.element("Initiated", Self.isoDate(entry.upload.created))
-                + (MultipartChecksum(stored: entry.upload.checksum)?.elements ?? "") + "</Upload>"
-        }
-        for common in commonPrefixes { xml += "<CommonPrefixes>" + XML.element("Prefix", encoded(common)) + "</CommonPrefixes>" }
-        return xmlResponse(xml + "</ListMultipartUploadsResult>", requestID: requestID)
+        return (uploads, commonPrefixes, truncated)
     }
 
     private func multipartUpload(_ bucket: String, _ key: String, _ query: [(name: String, value: [UInt8])]) throws -> MultipartUpload {

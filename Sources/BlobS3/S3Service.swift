@@ -142,8 +142,6 @@ public final class S3Service: HTTPHandler {
 
     private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                        authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        // A handful of parameters at most: a scan beats building a set on every request.
-        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
         if let unsupported = query.first(where: { Self.unsupportedSubresources.contains($0.name) }) {
             if head.method == "GET", let answer = try unconfigured(unsupported.name, target: target, requestID: requestID) {
                 return .respond(answer)
@@ -156,26 +154,40 @@ public final class S3Service: HTTPHandler {
         if head.method == "PUT" || head.method == "POST" {
             try Self.refuseACLs(head)
         }
-        switch (target, head.method) {
-        case (.service, "GET"), (.service, "HEAD"):
+        switch target {
+        case .service:
+            guard head.method == "GET" || head.method == "HEAD" else {
+                throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+            }
             return .respond(try listBuckets(query: query, requestID: requestID))
-        case (.service, _):
-            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
-        case (.bucket(let name), "PUT"):
+        case .bucket(let name):
+            return try routeBucket(head, name, query: query, requestID: requestID)
+        case .object(let bucket, let key):
+            return try routeObject(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
+        }
+    }
+
+    /// A request to bucket `name`, by method and subresource.
+    private func routeBucket(_ head: HTTPRequestHead, _ name: String, query: [(name: String, value: [UInt8])],
+                             requestID: String) throws -> HTTPRequestAction {
+        // A handful of parameters at most: a scan beats building a set on every request.
+        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
+        switch head.method {
+        case "PUT":
             if has("acl") || has("versioning") {
                 throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
             }
             return try receiveCreateBucket(head, name, requestID: requestID)
-        case (.bucket(let name), "HEAD"):
+        case "HEAD":
             let bucket = try requireBucket(name)
             return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
                                                                 ("x-amz-bucket-region", bucket.region ?? Self.defaultRegion)]))
-        case (.bucket(let name), "DELETE"):
+        case "DELETE":
             try store.buckets.removeBucket(name)
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
-        case (.bucket(let name), "GET") where has("uploads"):
+        case "GET" where has("uploads"):
             return .respond(try listMultipartUploads(bucket: name, query: query, requestID: requestID))
-        case (.bucket(let name), "GET"):
+        case "GET":
             let bucket = try requireBucket(name)
             if has("location") {
                 // us-east-1 answers an empty constraint, as in S3.
@@ -189,34 +201,45 @@ public final class S3Service: HTTPHandler {
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
             return .respond(try list(name, query: query, requestID: requestID))
-        case (.bucket(let name), "POST") where has("delete"):
+        case "POST" where has("delete"):
             return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
-        case (.object(let bucket, let key), "POST") where has("uploads"):
+        default:
+            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        }
+    }
+
+    /// A request to object `key` of `bucket`, by method and subresource.
+    private func routeObject(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+                             authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
+        // A handful of parameters at most: a scan beats building a set on every request.
+        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
+        switch head.method {
+        case "POST" where has("uploads"):
             return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
-        case (.object(let bucket, let key), "POST") where has("uploadId"):
+        case "POST" where has("uploadId"):
             return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
-        case (.object(let bucket, let key), "PUT") where has("uploadId"):
+        case "PUT" where has("uploadId"):
             return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
-        case (.object(let bucket, let key), "GET") where has("uploadId"):
+        case "GET" where has("uploadId"):
             return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
-        case (.object(let bucket, let key), "DELETE") where has("uploadId"):
+        case "DELETE" where has("uploadId"):
             return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
-        case (.object(let bucket, let key), "PUT"):
+        case "PUT":
             if head["x-amz-copy-source"] != nil {
                 return try copyObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
             }
             if has("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
-        case (.object(let bucket, let key), "GET") where has("attributes"):
+        case "GET" where has("attributes"):
             return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
-        case (.object(let bucket, let key), "GET"), (.object(let bucket, let key), "HEAD"):
+        case "GET", "HEAD":
             if has("acl") {
                 guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
                 return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
             }
             return try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
                             requestID: requestID)
-        case (.object(let bucket, let key), "DELETE"):
+        case "DELETE":
             try deleteObject(try blobKey(bucket, key))
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         default:

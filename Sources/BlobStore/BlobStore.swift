@@ -6,59 +6,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// Limits the store enforces on writes.
-public struct BlobStoreOptions: Sendable {
-    /// Largest blob accepted, in bytes; nil for no limit.
-    public var maxBlobSize: UInt64?
-    /// Writes are refused while free space would fall below this many bytes.
-    public var minFreeBytes: UInt64
-    /// Unfinished uploads (tus and multipart together) one credential, or in open access one
-    /// client address, may have; 0 for no limit.
-    public var maxOpenUploads: Int = 1000
-    /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
-    public var crashPoint: CrashPoint?
-    /// For tests only: seconds every index commit of a new version waits first, so a test can
-    /// hold a commit while it probes the server (shutdown, worker threads).
-    public var commitDelay: Double = 0
-    /// Where the index is: SQLite in the data directory (one node), or PostgreSQL shared by
-    /// several nodes whose data directory is one shared file system.
-    public var index: IndexLocation = .sqlite
-    /// This node's name in a cluster: its pending-write log and lock are under
-    /// `nodes/NODE/` of the shared data directory.
-    public var nodeID: String = "local"
-    /// In a cluster, seconds a replaced or deleted version's file stays before it is unlinked,
-    /// so that downloads in flight on other nodes finish (NFS has no open-unlink semantics).
-    public var reclaimGrace: Int64 = 900
-
-    public enum IndexLocation: Sendable, Equatable {
-        case sqlite
-        /// A `postgres://` URL (or libpq key=value string) and the connections per node.
-        case postgres(url: String, connections: Int)
-    }
-
-    /// True when several nodes share the index and the data directory.
-    public var isShared: Bool { index != .sqlite }
-
-    /// Steps of a commit where a crash test can stop the process.
-    public enum CrashPoint: String, Sendable, CaseIterable {
-        /// The file is written and fsynced; not yet linked into `blobs/` (a completed resumable
-        /// upload) or its folder not yet fsynced (a PUT or POST, written in place).
-        case beforeLink = "before-link"
-        /// The file is in `blobs/`, the index not yet committed.
-        case afterLink = "after-link"
-        /// The index is committed, the response not yet sent.
-        case afterCommit = "after-commit"
-    }
-
-    /// Creates options.
-    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0, crashPoint: CrashPoint? = nil, commitDelay: Double = 0) {
-        self.maxBlobSize = maxBlobSize
-        self.minFreeBytes = minFreeBytes
-        self.crashPoint = crashPoint
-        self.commitDelay = commitDelay
-    }
-}
-
 /// Blobs in a data directory: `blobs/ab/VERSION` files, `tmp/pending-N` logs of the versions
 /// being written, `index.sqlite` mapping keys to versions, and `lock`. In a cluster the index
 /// is PostgreSQL and each node keeps its pending logs and lock in `nodes/NODE/` instead.
@@ -76,8 +23,8 @@ public final class BlobStore: Sendable {
     private let lock: DataDirectoryLock
     /// Space only deletes and the index may use (see `SpaceReserve`).
     let reserve: SpaceReserve
-    /// The 256 folders of `blobs/`, open.
-    private let blobFolders: BlobFolders
+    /// The 256 folders of `blobs/`, open, in `BlobRecord.folders` order.
+    let blobFolders: BlobFolders
     /// Index rows skipped because their key fails validation (see `InvalidKeyRows`).
     let invalidKeys: InvalidKeyRows
     /// The versions being written, for `recover()`.
@@ -89,7 +36,7 @@ public final class BlobStore: Sendable {
     let logger: Logger
     /// Uploads with an append (or termination) in progress, with the request holding each
     /// when a newer one may stop it.
-    private let busyUploads = Mutex<[String: ClaimHolder]>([:])
+    let busyUploads = Mutex<[String: ClaimHolder]>([:])
     /// S3 parts being received, by `UPLOAD-NUMBER`.
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
 
@@ -101,16 +48,7 @@ public final class BlobStore: Sendable {
         self.directory = directory
         self.options = options
         self.logger = logger
-        // A cluster's data directory opened as a single node's would lose the cluster's blobs to
-        // recovery against an empty SQLite index.
-        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
-        if options.isShared {
-            try FileSystem.makeDirectory(directory + "/nodes")
-            nodeDirectory = "\(directory)/nodes/\(options.nodeID)"
-        } else {
-            nodeDirectory = directory + "/tmp"
-        }
-        try FileSystem.makeDirectory(nodeDirectory)
+        nodeDirectory = try Self.makeNodeDirectory(in: directory, options: options)
         self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
         // In a cluster the index is PostgreSQL's, on its own disk: a reserve here would not help it.
         self.reserve = SpaceReserve(path: directory + "/space-reserve", enabled: !options.isShared)
@@ -142,55 +80,59 @@ public final class BlobStore: Sendable {
                 }
             }
         }
-        switch options.index {
+        let catalog = try Self.openIndex(options.index, in: directory, invalidKeys: invalidKeys, beforeCommit: syncFolders)
+        self.index = catalog.blobs
+        self.uploadIndex = catalog.uploads
+        self.buckets = catalog.buckets
+        self.multipartIndex = catalog.multipart
+        self.sharedIndex = catalog.shared
+        let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
+        self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
+        try recover(leftBehind)
+        try reclaimOrphansUnlessStoppedCleanly()
+    }
+
+    /// This node's own folder, made if needed: `tmp/` alone, `nodes/NODE/` in a cluster.
+    private static func makeNodeDirectory(in directory: String, options: BlobStoreOptions) throws(StoreError) -> String {
+        // A cluster's data directory opened as a single node's would lose the cluster's blobs to
+        // recovery against an empty SQLite index.
+        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
+        let nodeDirectory: String
+        if options.isShared {
+            try FileSystem.makeDirectory(directory + "/nodes")
+            nodeDirectory = "\(directory)/nodes/\(options.nodeID)"
+        } else {
+            nodeDirectory = directory + "/tmp"
+        }
+        try FileSystem.makeDirectory(nodeDirectory)
+        return nodeDirectory
+    }
+
+    /// The index's faces a store holds, all one index.
+    private struct OpenedIndex {
+        let blobs: any BlobIndex
+        let uploads: any UploadIndex
+        let buckets: any BucketIndex
+        let multipart: any MultipartIndex
+        /// The shared index, in a cluster.
+        let shared: PostgresBlobIndex?
+    }
+
+    /// Opens the index `choice` names; `beforeCommit` runs before each group commit.
+    private static func openIndex(_ choice: BlobStoreOptions.IndexLocation, in directory: String,
+                                  invalidKeys: InvalidKeyRows, beforeCommit syncFolders: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void)
+        throws(StoreError) -> OpenedIndex {
+        switch choice {
         case .sqlite:
             // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
             // mode, are blobd's only too.
             close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
             let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
-            self.index = CachedBlobIndex(index)
-            self.uploadIndex = index
-            self.buckets = index
-            self.multipartIndex = index
-            self.sharedIndex = nil
+            return OpenedIndex(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, shared: nil)
         case .postgres(let url, let connections):
             let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: invalidKeys, beforeCommit: syncFolders)
-            self.index = index
-            self.uploadIndex = index
-            self.buckets = index
-            self.multipartIndex = index
-            self.sharedIndex = index
-        }
-        let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
-        self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
-        try recover(leftBehind)
-        // Without the mark of a clean stop, the last run may have ended in a power cut, which can
-        // take pending-log lines with it but leave the files they named. (In a cluster the other
-        // nodes' writes in flight look the same, so there fsck finds such orphans instead.)
-        if FileSystem.remove(nodeDirectory + "/" + Self.cleanStopMark) {
-            try FileSystem.syncDirectory(nodeDirectory)
-        } else if !options.isShared {
-            try reclaimRecentOrphans()
-        }
-    }
-
-    /// Left in the data directory by `markStoppedCleanly()`: the last run stopped cleanly.
-    static let cleanStopMark = "clean-stop"
-
-    /// Marks the data directory as cleanly stopped: the next start skips the scan for orphans of
-    /// a power cut. Call once nothing is being written any more (a write still pending is in the
-    /// pending log, which this makes durable first).
-    public func markStoppedCleanly() {
-        pending.sync()
-        do throws(StoreError) {
-            let descriptor = try FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC)
-            defer { close(descriptor) }
-            try FileSystem.sync(descriptor)
-            try FileSystem.syncDirectory(directory + "/tmp")
-        } catch {
-            // The next start then looks for orphans of a power cut, which finds none.
-            logger.warning("Cannot mark the stop as clean", metadata: ["error": "\(error)"])
+            return OpenedIndex(blobs: index, uploads: index, buckets: index, multipart: index, shared: index)
         }
     }
 
@@ -229,6 +171,7 @@ public final class BlobStore: Sendable {
     static func newVersion() -> String {
         hex([UInt8(truncatingIfNeeded: time(nil) / 16)]) + FileSystem.randomID().dropFirst(2)
     }
+
 
     /// Number of blobs and their total size, from the index.
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {
@@ -381,155 +324,8 @@ public final class BlobStore: Sendable {
         index.collectedGarbage(version)
     }
 
-    /// In a cluster: unlinks the files of versions replaced or deleted more than the grace
-    /// period ago, if no other node is doing it now. Returns how many went.
-    @discardableResult
-    public func reclaimGarbage(limit: Int = 1000) -> Int {
-        guard let sharedIndex else { return 0 }
-        do {
-            return try sharedIndex.reclaim(olderThan: options.reclaimGrace, limit: limit) { version in
-                FileSystem.remove(path(ofVersion: version))
-            }
-        } catch {
-            logger.warning("Reclaiming replaced versions failed", metadata: ["error": "\(error)"])
-            return 0
-        }
-    }
-
-
     private func crash(at point: BlobStoreOptions.CrashPoint) {
         if options.crashPoint == point { kill(getpid(), SIGKILL) }
-    }
-
-    /// Undoes what a crash interrupted, without reading any blob: a version in a pending log
-    /// `leftBehind` that the index does not name was never acknowledged, so its file in `blobs/`
-    /// goes; the same for an unfinished upload's completion link. (The `tmp/ab/VERSION` markers
-    /// and `VERSION.part` temp files of earlier releases are handled the same way.)
-    private func recover(_ leftBehind: [(log: Int, versions: [String])]) throws(StoreError) {
-        var removed = 0
-        func removeUncommitted(_ version: String) throws(StoreError) {
-            // A version committed and since replaced is garbage, not uncommitted: in a cluster
-            // its file stays for the grace period.
-            guard try !index.containsVersion(version), try !(sharedIndex?.isGarbage(version) ?? false) else { return }
-            if FileSystem.remove(path(ofVersion: version)) { removed += 1 }
-        }
-        for (log, versions) in leftBehind {
-            for version in versions { try removeUncommitted(version) }
-            FileSystem.remove(PendingWrites.path(nodeDirectory, log))
-        }
-        // In a cluster, nothing else here is this node's alone: other nodes may be completing
-        // uploads, and replaced versions wait out their grace period (`reclaimGarbage`).
-        if options.isShared {
-            if removed > 0 { logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"]) }
-            return
-        }
-        // Earlier releases' tmp/ab/ folders, where they exist.
-        for folder in FileSystem.contents(of: directory + "/tmp") where folder.count == 2 {
-            for name in FileSystem.contents(of: "\(directory)/tmp/\(folder)") {
-                try removeUncommitted(name.hasSuffix(".part") ? String(name.dropLast(5)) : name)
-                FileSystem.remove("\(directory)/tmp/\(folder)/\(name)")
-            }
-        }
-        for id in try uploadIndex.unfinishedUploads() where try !index.containsVersion(id) {
-            FileSystem.remove(path(ofVersion: id))
-        }
-        // Replaced or deleted versions whose unlink a crash may have cut off.
-        for version in try index.garbage() where try !index.containsVersion(version) {
-            FileSystem.remove(path(ofVersion: version))
-        }
-        try index.clearGarbage()
-        if removed > 0 {
-            logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"])
-        }
-    }
-
-    /// Seconds before the newest change to a `blobs/` folder within which other folders are
-    /// scanned for orphans after an unclean stop.
-    ///
-    /// A power cut can lose the last seconds of pending-log appends (they are not fsynced; the
-    /// kernel writes dirty pages back within about 30 s), but not the files they named if those
-    /// reached the disk. Those files were created in the last half minute or so before the
-    /// cut, and a folder's mtime changes with every file created in it. So the folders changed
-    /// within this window of the newest change hold every such orphan; with a new folder every
-    /// 16 s that is about 20 of the 256, whatever the number of blobs.
-    static let orphanWindow: Int = 300
-
-    /// Removes the files in recently changed `blobs/` folders that the index does not name. Run
-    /// at start after an unclean stop, when nothing is being written.
-    private func reclaimRecentOrphans() throws(StoreError) {
-        var changed: [(folder: Int, seconds: Int)] = []
-        for (folder, descriptor) in blobFolders.descriptors.enumerated() {
-            if let status = FileSystem.status(descriptor) { changed.append((folder, Int(status.st_mtim.tv_sec))) }
-        }
-        guard let newest = changed.map(\.seconds).max() else { return }
-        var removed = 0
-        for (folder, seconds) in changed where seconds >= newest - Self.orphanWindow {
-            let name = BlobRecord.folders[folder]
-            let files = FileSystem.contents(of: "\(directory)/blobs/\(name)")
-            guard !files.isEmpty else { continue }
-            let indexed = try index.versions(inFolder: name)
-            for file in files where !indexed.contains(file) {
-                if FileSystem.remove("\(directory)/blobs/\(name)/\(file)") { removed += 1 }
-            }
-        }
-        if removed > 0 {
-            logger.info("Removed files of uploads a power cut interrupted", metadata: ["count": "\(removed)"])
-        }
-    }
-
-    /// Seconds a cluster node's claim on an upload lasts unless renewed (`renewUploadClaim`).
-    static let claimLease: Int64 = 120
-
-    /// Marks an upload busy; false if it already is, here or (in a cluster) on another node.
-    /// `preempting`: a request holding it on this node is stopped first (see `Preemptible`).
-    func claimUpload(_ id: String, preempting: Bool = false) throws(StoreError) -> Bool {
-        if try claimOnce(id) { return true }
-        guard preempting, let holder = busyUploads.withLock({ $0[id]?.request }) else { return false }
-        holder.preempt()
-        return try claimOnce(id)
-    }
-
-    private func claimOnce(_ id: String) throws(StoreError) -> Bool {
-        let claimed = busyUploads.withLock { claims in
-            guard claims[id] == nil else { return false }
-            claims[id] = ClaimHolder()
-            return true
-        }
-        guard claimed else { return false }
-        guard let sharedIndex else { return true }
-        do throws(StoreError) {
-            if try sharedIndex.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
-        } catch {
-            _ = busyUploads.withLock { $0.removeValue(forKey: id) }
-            throw error
-        }
-        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
-        return false
-    }
-
-    /// Names the request that holds the claim on upload `id`, so a newer one can stop it.
-    func holdUpload(_ id: String, by request: any Preemptible) {
-        busyUploads.withLock { $0[id]?.request = request }
-    }
-
-    /// Stops the request holding upload `id` on this node, if any (a HEAD does, as in tusd).
-    func preemptUpload(_ id: String) {
-        busyUploads.withLock { $0[id]?.request }?.preempt()
-    }
-
-    /// Extends this node's claim on an upload it is appending to (a long PATCH).
-    func renewUploadClaim(_ id: String) {
-        do throws(StoreError) {
-            _ = try sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
-        } catch {
-            // The claim lapses at its lease's end; another node may then take the upload over.
-            logger.warning("Cannot renew an upload's claim", metadata: ["upload.id": "\(id)", "error": "\(error)"])
-        }
-    }
-
-    func releaseUpload(_ id: String) {
-        sharedIndex?.releaseUpload(id, node: options.nodeID)
-        _ = busyUploads.withLock { $0.removeValue(forKey: id) }
     }
 
     /// The file holding `record`'s version.
@@ -540,6 +336,4 @@ public final class BlobStore: Sendable {
     func path(ofVersion version: String) -> String {
         "\(directory)/blobs/\(BlobRecord.relativePath(of: version))"
     }
-
-
 }

@@ -14,7 +14,18 @@ enum BlobdServer {
     static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
-        let store: BlobStore
+        let store = openStore(configuration, logger: logger)
+        logAccess(access, logger: logger)
+        let (server, s3Server) = startServers(configuration, store: store, access: access, logger: logger)
+        // Expired resumable uploads are swept at start and then periodically.
+        let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
+        announce(configuration, server: server, s3Server: s3Server)
+        serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server, access: access,
+                          logger: logger)
+    }
+
+    /// The store the configuration names, opened; exits with a message when it cannot be.
+    private static func openStore(_ configuration: Configuration, logger: Logger) -> BlobStore {
         var options = BlobStoreOptions(
             maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
             // Crash tests only: never set in production.
@@ -29,7 +40,7 @@ enum BlobdServer {
                                                     "reclaim_grace_s": .stringConvertible(configuration.reclaimGrace)])
         }
         do {
-            store = try BlobStore(directory: configuration.dataDirectory, options: options, logger: logger)
+            return try BlobStore(directory: configuration.dataDirectory, options: options, logger: logger)
         } catch StoreError.dataDirectoryLocked(let path) {
             fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first"
                  + (configuration.indexURL == nil ? "" : ", or give this node another --node-id"))
@@ -38,14 +49,22 @@ enum BlobdServer {
         } catch {
             fail("blobd: cannot open the data directory \(configuration.dataDirectory): \(error)")
         }
+    }
 
+    /// Says at start whether requests need tokens, and how many there are.
+    private static func logAccess(_ access: AccessPolicy, logger: Logger) {
         if access.isOpen {
             logger.warning("No tokens file: every request is allowed (open access); use --tokens-file to require tokens")
         } else {
             logger.info("Tokens loaded", metadata: ["tokens.count": .stringConvertible(access.tokenCount), "s3_keys.count": .stringConvertible(access.s3KeyCount),
                                                     "public_read": .stringConvertible(access.publicRead)])
         }
+    }
 
+    /// The /v1 listener and, with `--s3-listen`, the S3 one, started; exits with a message when
+    /// one cannot start.
+    private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
+                                     logger: Logger) -> (HTTPServer, HTTPServer?) {
         let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)
         let accessLog = logger.logLevel <= .info
             ? AccessLog(format: configuration.logFormat == "json" ? .json : .text, proxies: TrustedProxies(configuration.trustedProxies)) : nil
@@ -56,13 +75,12 @@ enum BlobdServer {
                                     maxConnectionsPerAddress: configuration.maxConnectionsPerIP,
                                     slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
         }
-        let server: HTTPServer
-        var s3Server: HTTPServer?
         do {
-            server = try HTTPServer(
+            let server = try HTTPServer(
                 configuration: serverConfiguration(configuration.host, configuration.port),
                 handler: BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
                                      accessLog: accessLog, publicURL: configuration.publicURL))
+            var s3Server: HTTPServer?
             if let (host, port) = configuration.s3Listen {
                 s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
                                           handler: S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog))
@@ -70,28 +88,39 @@ enum BlobdServer {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }
             }
+            return (server, s3Server)
         } catch {
             fail("blobd: \(error)")
         }
+    }
 
-        // Expired resumable uploads are swept at start and then periodically.
+    /// Sweeps expired uploads and reclaims garbage now and every `interval` seconds.
+    private static func startSweeper(_ store: BlobStore, interval: Int) -> any DispatchSourceTimer {
         let sweeper = DispatchSource.makeTimerSource(queue: .global())
-        let sweepInterval = max(1, min(60, configuration.uploadExpiry / 2))
-        sweeper.schedule(deadline: .now(), repeating: .seconds(sweepInterval))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(interval))
         sweeper.setEventHandler {
             store.removeExpiredUploads()
             store.removeExpiredMultipartUploads()
             store.reclaimGarbage()
         }
         sweeper.resume()
+        return sweeper
+    }
 
+    /// Writes where blobd listens (the line that scripts and tests wait for).
+    private static func announce(_ configuration: Configuration, server: HTTPServer, s3Server: HTTPServer?) {
         let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         Announcement.write("blobd listening on http://\(shownHost):\(server.port)")
         if let s3Server, let (host, _) = configuration.s3Listen {
             let shown = host.contains(":") ? "[\(host)]" : host
             Announcement.write("blobd S3 listening on http://\(shown):\(s3Server.port)")
         }
+    }
 
+    /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
+    private static func serveUntilStopped(_ configuration: Configuration, store: BlobStore, sweeper: any DispatchSourceTimer,
+                                          server: HTTPServer, s3Server: HTTPServer?, access: AccessPolicy,
+                                          logger: Logger) -> Never {
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
             switch waitForSignal() {
