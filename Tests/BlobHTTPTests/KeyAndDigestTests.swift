@@ -116,3 +116,17 @@ import Testing
         #expect(!ActiveContent.isActive("application/pdf"))
     }
 }
+
+@Suite struct ActiveContentScriptTests {
+    @Test func scriptSubtypesAreActive() {
+        #expect(ActiveContent.isActive("application/javascript"))
+        #expect(ActiveContent.isActive("text/x-ecmascript; charset=utf-8"))
+        #expect(ActiveContent.isActive("  image/svg+xml  "))
+        #expect(ActiveContent.isActive("Text/HTML"))
+        #expect(ActiveContent.isActive("multipart/x-mixed-replace; boundary=x"))
+        #expect(ActiveContent.isActive("/html"))
+        #expect(ActiveContent.isActive("text/"))
+        #expect(!ActiveContent.isActive("application/json"))
+        #expect(!ActiveContent.isActive(" application/octet-stream "))
+    }
+}
