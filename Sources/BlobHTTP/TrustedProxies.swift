@@ -83,10 +83,20 @@ public struct TrustedProxies: Sendable {
     /// proxy forwarded (without a port).
     public func clientAddress(of head: HTTPRequestHead) -> String {
         guard let peer = head.peer else { return "-" }
-        guard !ranges.isEmpty, trusts(peer.bytes) else { return peer.description }
-        let chain = Self.forwardedChain(head)
-        var client = peer.description
-        for entry in chain.reversed() {
+        return forwardedClient(of: head) ?? peer.description
+    }
+
+    /// The client's address without a port: the peer's, or the one a trusted proxy forwarded.
+    public func clientHost(of head: HTTPRequestHead) -> String {
+        guard let peer = head.peer else { return "-" }
+        return forwardedClient(of: head) ?? peer.host
+    }
+
+    /// The address a trusted peer forwarded; nil when the peer is not trusted or names none.
+    private func forwardedClient(of head: HTTPRequestHead) -> String? {
+        guard let peer = head.peer, !ranges.isEmpty, trusts(peer.bytes) else { return nil }
+        var client: String?
+        for entry in Self.forwardedChain(head).reversed() {
             guard let address = IPAddress.parse(entry) else { break }  // `unknown`, `_hidden`, garbage
             client = Self.text(address)
             if !trusts(address) { break }

@@ -15,17 +15,9 @@ extension AccessPolicy {
         return addressOwner(head)
     }
 
-    /// The client's address without its port (`addr:192.0.2.1`, `addr:[2001:db8::1]`): the
-    /// one a trusted proxy forwarded, else the peer's.
+    /// The client's address without its port (`addr:192.0.2.1`, `addr:2001:db8::1`): the one a
+    /// trusted proxy forwarded, else the peer's.
     public func addressOwner(_ head: HTTPRequestHead) -> String {
-        guard let peer = head.peer else { return "addr:" + head.remoteAddress }
-        let client = proxies.clientAddress(of: head)
-        // The peer's own description carries its port; a forwarded address has none.
-        return "addr:" + (client == peer.description ? Self.withoutPort(client) : client)
-    }
-
-    private static func withoutPort(_ address: String) -> String {
-        guard let colon = address.lastIndex(of: ":") else { return address }
-        return String(address[..<colon])
+        "addr:" + proxies.clientHost(of: head)
     }
 }

@@ -167,14 +167,7 @@ extension S3Service {
     /// The common prefix `key` rolls up to: the key up to and including the first `delimiter`
     /// after `prefix` (which it starts with), matched byte for byte as S3 does; nil without one.
     static func commonPrefix(of key: String, prefix: String, delimiter: String) -> String? {
-        let bytes = Array(key.utf8), delimiterBytes = Array(delimiter.utf8)
-        var index = prefix.utf8.count
-        while index + delimiterBytes.count <= bytes.count {
-            if bytes[index..<index + delimiterBytes.count].elementsEqual(delimiterBytes) {
-                return String(decoding: bytes[..<(index + delimiterBytes.count)], as: UTF8.self)
-            }
-            index += 1
-        }
-        return nil
+        BlobStore.folder(of: Array(key.utf8), prefix: Array(prefix.utf8), delimiter: Array(delimiter.utf8))
+            .map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -27,6 +27,23 @@ public final class InvalidKeyRows: Sendable {
         self.logger = logger
     }
 
+    /// Up to `limit` records of the rows `rows(after, count)` reads in key order from `after`. A
+    /// row whose key fails validation (`record` is nil) is skipped and the page filled up from
+    /// the rows after it, so a run of such rows never looks like the end of the listing.
+    static func fill<Row>(limit: Int, after: [UInt8]?, rows: (_ after: [UInt8]?, _ count: Int) throws(StoreError) -> [Row],
+                          key: (Row) -> [UInt8]?, record: (Row) -> BlobRecord?) throws(StoreError) -> [BlobRecord] {
+        var records: [BlobRecord] = []
+        var cursor = after
+        while records.count < limit {
+            let wanted = limit - records.count
+            let page = try rows(cursor, wanted)
+            records += page.compactMap(record)
+            guard page.count == wanted, let last = page.last.flatMap(key) else { break }
+            cursor = last
+        }
+        return records
+    }
+
     /// The key of a row of `table`, or nil when it fails validation; then the row is reported
     /// to `invalid` (if any: a row read by a valid key's exact bytes cannot fail).
     static func key(_ bytes: some Collection<UInt8>, in table: String, reportingTo invalid: InvalidKeyRows?) -> BlobKey? {

@@ -129,18 +129,9 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
-        // A row whose key fails validation is reported and skipped; the page is filled up from
-        // the rows after it, so a run of such rows never looks like the end of the listing.
-        var records: [BlobRecord] = []
-        var cursor = after
-        while records.count < limit {
-            let wanted = limit - records.count
-            let page = try rows(prefix: prefix, after: cursor, limit: wanted)
-            records += page.compactMap { PostgresBlobRow.record(from: $0, reportingTo: invalidKeys) }
-            guard page.count == wanted, let last = page.last?.bytes("key") else { break }
-            cursor = last
-        }
-        return records
+        try InvalidKeyRows.fill(limit: limit, after: after, rows: { (after, count) throws(StoreError) in
+            try rows(prefix: prefix, after: after, limit: count)
+        }, key: { $0.bytes("key") }, record: { PostgresBlobRow.record(from: $0, reportingTo: invalidKeys) })
     }
 
     /// Up to `limit` rows of `blobs` in key order, keys starting with `prefix` and after `after`.

@@ -57,13 +57,6 @@ static inline uint16_t blobd_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
-/// The connection's socket, or -1.
-static inline int blobd_mhd_connection_socket(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return info == NULL ? -1 : info->connect_fd;
-}
-
 /// The client's socket address, or NULL.
 static inline const struct sockaddr *blobd_mhd_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =

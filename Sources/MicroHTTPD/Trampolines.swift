@@ -176,7 +176,7 @@ private func start(_ state: RequestState, on connection: OpaquePointer, server: 
         state.watched?.enter(head.hasBody ? .body : .other)
         state.consumer = consumer
         state.finish = consumer.finish
-        let handle = HTTPConnectionHandle(socket: blobd_mhd_connection_socket(connection))
+        let handle = HTTPConnectionHandle(socket: blobd_mhd_connection_fd(connection))
         state.connection = handle
         consumer.attach(handle)
         return .YES
