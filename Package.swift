@@ -3,7 +3,7 @@ import PackageDescription
 
 // blobd runs on Linux only: it relies on sync_file_range, /proc, epoll and sendfile as Linux
 // has them. SwiftPM has no way to name Linux as the only platform, so none is declared, and
-// Sources/BlobStore/LinuxOnly.swift stops a build anywhere else with a clear message.
+// Sources/BlobCore/LinuxOnly.swift stops a build anywhere else with a clear message.
 let package = Package(
     name: "blobd",
     products: [
@@ -36,10 +36,32 @@ let package = Package(
         .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
-        // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
-        .target(name: "BlobStore", dependencies: [
-            "CCrypto", "CDigests", "CFileSystem", "PostgresClient",
+        // Keys, records, attributes, uploads, buckets, errors and write conditions. No I/O.
+        .target(name: "BlobCore"),
+        // The catalog protocols (what the nodes share, and each node's own bookkeeping), group
+        // commit, read batching and the record cache, written once for every backend.
+        .target(name: "BlobCatalog", dependencies: [
+            "BlobCore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The files: layout helpers, pending-write log, data-directory lock, space reserve,
+        // hashing writers, open blobs.
+        .target(name: "BlobContent", dependencies: ["BlobCore", "CCrypto", "CDigests", "CFileSystem"]),
+        // The catalog of one node: one SQLite file through GRDB (BlobContent: the file is made 0600).
+        .target(name: "CatalogSQLite", dependencies: [
+            "BlobCore", "BlobCatalog", "BlobContent",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The catalog a cluster shares: PostgreSQL through libpq.
+        .target(name: "CatalogPostgres", dependencies: [
+            "BlobCore", "BlobCatalog", "PostgresClient",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Wires a catalog and the files: put/get/delete/list, tus, multipart, recovery, fsck.
+        // No HTTP, no concrete catalog backend.
+        .target(name: "BlobStore", dependencies: [
+            "BlobCore", "BlobCatalog", "BlobContent",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // HTTP semantics: routes, ranges, preconditions, problem+json.
@@ -53,19 +75,23 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
+            "BlobHTTP", "BlobS3", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // GRDB: to write index rows that blobd itself would refuse.
-        .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "BlobStoreTests", dependencies: [
+            "BlobStore", "CatalogSQLite", "CatalogPostgres", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        // The write-condition evaluator and the other domain types.
+        .testTarget(name: "BlobCoreTests", dependencies: ["BlobCore"]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
-        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
         // Launches the built blobd and talks to it with real clients; links no module of it.
         .testTarget(name: "EndToEndTests"),
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).
         .testTarget(name: "CatalogTests", dependencies: [
-            "BlobStore", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),
+            "BlobStore", "CatalogSQLite", "CatalogPostgres", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -9,7 +9,7 @@ extension BlobService {
         let expectedSHA256 = try announcedSHA256(head)
         let preconditions = Preconditions(head)
         if let key, !preconditions.isEmpty,
-           preconditions.evaluate(current: try store.record(for: key), safe: false) == .failed {
+           !preconditions.writeCondition().holds(for: try store.record(for: key)) {
             throw StoreError.preconditionFailed
         }
         let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
@@ -24,7 +24,7 @@ extension BlobService {
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
         return .receive(UploadConsumer(
             service: self, stream: stream, key: key, attributes: attributes, expectedMD5: expectedMD5,
-            condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+            condition: preconditions.writeCondition()))
     }
 
     /// The prefix of the header fields that carry user metadata on /v1; S3 names the same
@@ -60,7 +60,7 @@ extension BlobService {
     /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
     func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
         let preconditions = Preconditions(head)
-        try store.delete(key, if: { preconditions.evaluate(current: $0, safe: false) == .proceed })
+        try store.delete(key, if: preconditions.writeCondition())
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 
@@ -120,13 +120,13 @@ final class UploadConsumer: HTTPBodyConsumer {
     private let stream: BlobWriteStream
     private let key: BlobKey?
     private let attributes: BlobAttributes
-    private let condition: (BlobRecord?) -> Bool
+    private let condition: WriteCondition
     private let expectedMD5: [UInt8]?
     private var failure: (any Error)?
     private let inFlight: InFlightUpload
 
     init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, attributes: BlobAttributes, expectedMD5: [UInt8]?,
-         condition: @escaping (BlobRecord?) -> Bool) {
+         condition: WriteCondition) {
         self.service = service
         self.stream = stream
         self.key = key

@@ -45,6 +45,21 @@ public struct Preconditions: Sendable {
         ifMatch == nil && ifNoneMatch == nil && ifModifiedSince == nil && ifUnmodifiedSince == nil
     }
 
+    /// The condition these headers put on a write, which the catalog evaluates inside its
+    /// transaction (If-Modified-Since has no say on a write); `scheme`: how a record's entity
+    /// tag is made (the version on /v1, the content's digest on S3).
+    public func writeCondition(_ scheme: WriteCondition.TagScheme = .version) -> WriteCondition {
+        WriteCondition(ifMatch: ifMatch.map(Self.tagList), ifNoneMatch: ifNoneMatch.map(Self.tagList),
+                       ifUnmodifiedSince: ifUnmodifiedSince, scheme: scheme)
+    }
+
+    private static func tagList(_ condition: EntityTagCondition) -> WriteCondition.TagList {
+        switch condition {
+        case .any: .any
+        case .tags(let tags): .tags(tags.map { WriteCondition.Tag($0.opaque, weak: $0.weak) })
+        }
+    }
+
     /// Evaluates against the current version (nil when there is none). `safe` is true for GET
     /// and HEAD, where a failed If-None-Match means 304 rather than 412.
     public func evaluate(current: BlobRecord?, safe: Bool,

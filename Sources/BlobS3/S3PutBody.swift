@@ -27,10 +27,10 @@ final class ObjectSink: S3BodySink {
     private let key: BlobKey
     private let attributes: BlobAttributes
     private let requestID: String
-    private let condition: (BlobRecord?) -> Bool
+    private let condition: WriteCondition
 
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: @escaping (BlobRecord?) -> Bool) {
+         condition: WriteCondition) {
         self.stream = stream
         self.key = key
         self.attributes = attributes

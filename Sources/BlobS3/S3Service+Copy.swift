@@ -52,9 +52,8 @@ extension S3Service {
                     try stream.copy(contentsOf: descriptor, count: blob.record.size, sha256: blob.record.sha256)
                 }
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
-                                               partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum, if: {
-                    preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
-                })
+                                               partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum,
+                                               if: preconditions.writeCondition(.content))
                 return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(stored.record.modified))
                     + XML.element("ETag", Self.etag(stored.record))

@@ -68,9 +68,8 @@ extension S3Service {
                 let checksum = ObjectChecksum(MultipartChecksum(stored: upload.checksum), head: head, listed: parts)
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },
-                                                                 checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) }, if: {
-                    preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed
-                })
+                                                                 checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) },
+                                                                 if: preconditions.writeCondition(.content))
                 return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)

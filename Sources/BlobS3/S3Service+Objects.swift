@@ -22,7 +22,7 @@ extension S3Service {
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
-                              condition: { preconditions.evaluate(current: $0, safe: false, entityTag: Self.entityTag) == .proceed })
+                              condition: preconditions.writeCondition(.content))
         return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 
@@ -33,7 +33,7 @@ extension S3Service {
         guard !preconditions.isEmpty else { return }
         let current = try store.record(for: key)
         if current == nil, case .tags = preconditions.ifMatch { throw StoreError.notFound }
-        guard preconditions.evaluate(current: current, safe: false, entityTag: Self.entityTag) != .failed else {
+        guard preconditions.writeCondition(.content).holds(for: current) else {
             throw StoreError.preconditionFailed
         }
     }
@@ -273,8 +273,7 @@ extension S3Service {
     /// single-part upload), else the SHA-256's 64 hex digits, which no client mistakes for an
     /// MD5 (a /v1 or tus upload). /v1 keeps its own version ETags.
     static func entityTag(_ record: BlobRecord) -> EntityTag {
-        if let parts = record.parts, let md5 = record.md5 { return EntityTag(opaque: "\(hex(md5))-\(parts)") }
-        return EntityTag(opaque: hex(record.md5 ?? record.sha256))
+        EntityTag(opaque: WriteCondition.TagScheme.content.tag(of: record))
     }
 
     /// The quoted ETag.

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,8 +83,8 @@ extension BlobStore {
         // The scan went through every record: the index reported those it had to skip.
         report.invalidKeys = invalidKeys.keys(in: "blobs")
         var known = try index.allVersions()
-        if let sharedIndex {
-            known.formUnion(try sharedIndex.garbage())
+        if let shared {
+            known.formUnion(try shared.garbage())
             known.formUnion(try versionsBeingWritten())
         }
         for folder in FileSystem.contents(of: directory + "/blobs") {
@@ -149,7 +152,7 @@ extension BlobStore {
     /// version); an index failure throws.
     private func forget(_ record: BlobRecord) throws(StoreError) {
         do throws(StoreError) {
-            _ = try index.remove(record.key, if: { $0.version == record.version })
+            _ = try index.remove(record.key, if: .version(record.version))
         } catch .notFound, .preconditionFailed {
             return
         }

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Foundation
 import Synchronization
 
@@ -27,9 +30,9 @@ extension BlobStore {
             return true
         }
         guard claimed else { return false }
-        guard let sharedIndex else { return true }
+        guard let shared else { return true }
         do throws(StoreError) {
-            if try sharedIndex.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
+            if try shared.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
         } catch {
             _ = busyUploads.withLock { $0.removeValue(forKey: id) }
             throw error
@@ -51,7 +54,7 @@ extension BlobStore {
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
     func renewUploadClaim(_ id: String) {
         do throws(StoreError) {
-            _ = try sharedIndex?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+            _ = try shared?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
         } catch {
             // The claim lapses at its lease's end; another node may then take the upload over.
             logger.warning("Cannot renew an upload's claim", metadata: ["upload.id": "\(id)", "error": "\(error)"])
@@ -59,7 +62,7 @@ extension BlobStore {
     }
 
     func releaseUpload(_ id: String) {
-        sharedIndex?.releaseUpload(id, node: options.nodeID)
+        shared?.releaseUpload(id, node: options.nodeID)
         _ = busyUploads.withLock { $0.removeValue(forKey: id) }
     }
 }

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 /// One entry of a listing by folders.
 public enum ListingEntry: Sendable, Equatable {
     /// A blob directly under the listed prefix.

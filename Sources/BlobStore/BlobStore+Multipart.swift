@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -75,7 +78,7 @@ extension BlobStore {
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
                                   reading: ((UnsafeRawBufferPointer) -> Void)? = nil,
                                   checksum: ([UploadedPart]) throws(StoreError) -> String? = { _ in nil },
-                                  if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError) -> (record: BlobRecord, etag: String) {
+                                  if condition: WriteCondition) throws(StoreError) -> (record: BlobRecord, etag: String) {
         guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
         guard !wanted.isEmpty else { throw .invalidPart(number: 0) }

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Foundation
 import Logging
 
@@ -33,7 +36,7 @@ extension BlobStore {
     func reclaimOrphansUnlessStoppedCleanly() throws(StoreError) {
         if FileSystem.remove(nodeDirectory + "/" + Self.cleanStopMark) {
             try FileSystem.syncDirectory(nodeDirectory)
-        } else if !options.isShared {
+        } else if !isShared {
             try reclaimRecentOrphans()
         }
     }
@@ -47,7 +50,7 @@ extension BlobStore {
         func removeUncommitted(_ version: String) throws(StoreError) {
             // A version committed and since replaced is garbage, not uncommitted: in a cluster
             // its file stays for the grace period.
-            guard try !index.containsVersion(version), try !(sharedIndex?.isGarbage(version) ?? false) else { return }
+            guard try !index.containsVersion(version), try !(shared?.isGarbage(version) ?? false) else { return }
             if FileSystem.remove(path(ofVersion: version)) { removed += 1 }
         }
         for (log, versions) in leftBehind {
@@ -56,7 +59,7 @@ extension BlobStore {
         }
         // In a cluster, nothing else here is this node's alone: other nodes may be completing
         // uploads, and replaced versions wait out their grace period (`reclaimGarbage`).
-        if options.isShared {
+        guard case .solo(let bookkeeping) = node else {
             if removed > 0 { logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"]) }
             return
         }
@@ -71,10 +74,10 @@ extension BlobStore {
             FileSystem.remove(path(ofVersion: id))
         }
         // Replaced or deleted versions whose unlink a crash may have cut off.
-        for version in try index.garbage() where try !index.containsVersion(version) {
+        for version in try bookkeeping.garbage() where try !index.containsVersion(version) {
             FileSystem.remove(path(ofVersion: version))
         }
-        try index.clearGarbage()
+        try bookkeeping.clearGarbage()
         if removed > 0 {
             logger.info("Removed files of unfinished uploads", metadata: ["count": "\(removed)"])
         }
@@ -118,9 +121,9 @@ extension BlobStore {
     /// period ago, if no other node is doing it now. Returns how many went.
     @discardableResult
     public func reclaimGarbage(limit: Int = 1000) -> Int {
-        guard let sharedIndex else { return 0 }
+        guard let shared else { return 0 }
         do {
-            return try sharedIndex.reclaim(olderThan: options.reclaimGrace, limit: limit) { version in
+            return try shared.reclaim(olderThan: options.reclaimGrace, limit: limit) { version in
                 FileSystem.remove(path(ofVersion: version))
             }
         } catch {

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,8 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Logging
-import PostgresClient
+
 import Synchronization
 
 #if canImport(Glibc)
@@ -14,6 +17,8 @@ public final class BlobStore: Sendable {
     public let directory: String
     /// The limits in force.
     public let options: BlobStoreOptions
+    /// The catalog the store was opened with (`migrate-index` reads it whole).
+    public let catalog: Catalog
     let index: any BlobIndex
     let uploadIndex: any UploadIndex
     /// The S3 dialect's buckets.
@@ -31,8 +36,8 @@ public final class BlobStore: Sendable {
     let pending: PendingWrites
     /// This node's own folder: `tmp/` alone, `nodes/NODE/` in a cluster.
     let nodeDirectory: String
-    /// The shared index, in a cluster.
-    let sharedIndex: PostgresBlobIndex?
+    /// What this node keeps beside the catalog: garbage, and in a cluster upload claims.
+    let node: NodeBookkeeping
     let logger: Logger
     /// Uploads with an append (or termination) in progress, with the request holding each
     /// when a newer one may stop it.
@@ -41,20 +46,42 @@ public final class BlobStore: Sendable {
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
-    /// by a crash, opens the index.
-    public init(directory: String, options: BlobStoreOptions = .init(),
+    /// by a crash, opens the catalog `catalog` (which the executable chose).
+    public init(directory: String, catalog opener: CatalogOpener, options: BlobStoreOptions = .init(),
                 logger: Logger = Logger(label: "blobd.store")) throws(StoreError) {
         try FileSystem.makeDirectory(directory)
         self.directory = directory
         self.options = options
         self.logger = logger
-        nodeDirectory = try Self.makeNodeDirectory(in: directory, options: options)
-        self.lock = try DataDirectoryLock(directory: options.isShared ? nodeDirectory : directory)
+        nodeDirectory = try Self.makeNodeDirectory(in: directory, shared: opener.isShared, nodeID: options.nodeID)
+        self.lock = try DataDirectoryLock(directory: opener.isShared ? nodeDirectory : directory)
         // In a cluster the index is PostgreSQL's, on its own disk: a reserve here would not help it.
-        self.reserve = SpaceReserve(path: directory + "/space-reserve", enabled: !options.isShared)
+        self.reserve = SpaceReserve(path: directory + "/space-reserve", enabled: !opener.isShared)
         if !reserve.isHeld { logger.warning("No room for the space reserve: deletes on a full disk may fail") }
-        // blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
-        // rarely contend for the same folder's lock.
+        try Self.makeFolders(in: directory)
+        // blobs/ab/, open for the fsync that makes a new link in it durable; closed with the
+        // last holder, also if the catalog fails to open below.
+        let blobFolders = try BlobFolders(directory: directory)
+        self.blobFolders = blobFolders
+        let invalidKeys = InvalidKeyRows(logger: logger)
+        self.invalidKeys = invalidKeys
+        let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys,
+                                                     beforeCommit: Self.folderSync(blobFolders, in: directory)))
+        self.catalog = catalog
+        self.index = catalog.blobs
+        self.uploadIndex = catalog.uploads
+        self.buckets = catalog.buckets
+        self.multipartIndex = catalog.multipart
+        self.node = catalog.node
+        let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
+        self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
+        try recover(leftBehind)
+        try reclaimOrphansUnlessStoppedCleanly()
+    }
+
+    /// blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
+    /// rarely contend for the same folder's lock.
+    private static func makeFolders(in directory: String) throws(StoreError) {
         try FileSystem.makeDirectory(directory + "/blobs")
         var madeFolders = false
         for folder in BlobRecord.folders {
@@ -63,15 +90,14 @@ public final class BlobStore: Sendable {
         if madeFolders { try FileSystem.syncDirectory(directory + "/blobs") }
         try FileSystem.makeDirectory(directory + "/tmp")
         try FileSystem.makeDirectory(directory + "/uploads")
-        // blobs/ab/, open for the fsync that makes a new link in it durable; closed with the
-        // last holder, also if the index fails to open below.
-        let blobFolders = try BlobFolders(directory: directory)
-        self.blobFolders = blobFolders
-        let invalidKeys = InvalidKeyRows(logger: logger)
-        self.invalidKeys = invalidKeys
-        // A new file's folder entry is made durable once per group commit and folder: the
-        // folders follow the clock (see `newVersion`), so a batch usually needs one fsync.
-        let syncFolders: @Sendable ([BlobRecord]) throws(StoreError) -> Void = { [directory] records throws(StoreError) in
+    }
+
+    /// What runs before each group commit: a new file's folder entry is made durable once per
+    /// batch and folder. The folders follow the clock (see `newVersion`), so a batch usually
+    /// needs one fsync.
+    private static func folderSync(_ blobFolders: BlobFolders, in directory: String)
+        -> @Sendable ([BlobRecord]) throws(StoreError) -> Void {
+        { records throws(StoreError) in
             for version in Set(records.map { $0.version.prefix(2) }) {
                 if let folder = UInt8(version, radix: 16) {
                     try FileSystem.sync(blobFolders.descriptors[Int(folder)])
@@ -80,60 +106,31 @@ public final class BlobStore: Sendable {
                 }
             }
         }
-        let catalog = try Self.openIndex(options.index, in: directory, invalidKeys: invalidKeys, beforeCommit: syncFolders)
-        self.index = catalog.blobs
-        self.uploadIndex = catalog.uploads
-        self.buckets = catalog.buckets
-        self.multipartIndex = catalog.multipart
-        self.sharedIndex = catalog.shared
-        let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
-        self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
-        try recover(leftBehind)
-        try reclaimOrphansUnlessStoppedCleanly()
+    }
+
+    /// True when several nodes share the catalog and the data directory.
+    public var isShared: Bool { shared != nil }
+
+    /// The catalog's bookkeeping of a cluster node; nil on a single node.
+    var shared: (any SharedBookkeeping)? {
+        if case .shared(let bookkeeping) = node { return bookkeeping }
+        return nil
     }
 
     /// This node's own folder, made if needed: `tmp/` alone, `nodes/NODE/` in a cluster.
-    private static func makeNodeDirectory(in directory: String, options: BlobStoreOptions) throws(StoreError) -> String {
+    private static func makeNodeDirectory(in directory: String, shared: Bool, nodeID: String) throws(StoreError) -> String {
         // A cluster's data directory opened as a single node's would lose the cluster's blobs to
         // recovery against an empty SQLite index.
-        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
+        if !shared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
         let nodeDirectory: String
-        if options.isShared {
+        if shared {
             try FileSystem.makeDirectory(directory + "/nodes")
-            nodeDirectory = "\(directory)/nodes/\(options.nodeID)"
+            nodeDirectory = "\(directory)/nodes/\(nodeID)"
         } else {
             nodeDirectory = directory + "/tmp"
         }
         try FileSystem.makeDirectory(nodeDirectory)
         return nodeDirectory
-    }
-
-    /// The index's faces a store holds, all one index.
-    private struct OpenedIndex {
-        let blobs: any BlobIndex
-        let uploads: any UploadIndex
-        let buckets: any BucketIndex
-        let multipart: any MultipartIndex
-        /// The shared index, in a cluster.
-        let shared: PostgresBlobIndex?
-    }
-
-    /// Opens the index `choice` names; `beforeCommit` runs before each group commit.
-    private static func openIndex(_ choice: BlobStoreOptions.IndexLocation, in directory: String,
-                                  invalidKeys: InvalidKeyRows, beforeCommit syncFolders: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void)
-        throws(StoreError) -> OpenedIndex {
-        switch choice {
-        case .sqlite:
-            // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
-            // mode, are blobd's only too.
-            close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
-            let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
-            // The record cache is coherent only while this process is the index's one writer.
-            return OpenedIndex(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, shared: nil)
-        case .postgres(let url, let connections):
-            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: invalidKeys, beforeCommit: syncFolders)
-            return OpenedIndex(blobs: index, uploads: index, buckets: index, multipart: index, shared: index)
-        }
     }
 
     /// The largest size a client may declare (Content-Length, Upload-Length): `--max-blob-size`,
@@ -232,7 +229,7 @@ public final class BlobStore: Sendable {
     /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record. On a
     /// full disk the space reserve is given up for it (see `SpaceReserve`).
     @discardableResult
-    public func delete(_ key: BlobKey, if condition: (BlobRecord) -> Bool = { _ in true }) throws(StoreError) -> BlobRecord {
+    public func delete(_ key: BlobKey, if condition: WriteCondition = .always) throws(StoreError) -> BlobRecord {
         let removed: BlobRecord
         do {
             removed = try index.remove(key, if: condition)
@@ -257,17 +254,15 @@ public final class BlobStore: Sendable {
     /// name (`uploads/VERSION`) stays until the commit, so after a crash `recover()` knows which
     /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
-                 if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
+                 if condition: WriteCondition) throws(StoreError) -> StoredBlob {
         crash(at: .beforeLink)
         try FileSystem.link(file, path(of: record))
-        return try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
-        }
+        return try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
     }
 
     /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
     /// entry is forgotten once the commit is durable. `completion` as in `BlobIndex.commit`.
-    func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: @escaping (BlobRecord?) -> Bool,
+    func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: WriteCondition,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         crash(at: .beforeLink)
         commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
@@ -283,7 +278,7 @@ public final class BlobStore: Sendable {
     /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then drops
     /// the `uncommitted` mark. On failure the file leaves `blobs/`.
     private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
-                        if condition: @escaping (BlobRecord?) -> Bool,
+                        if condition: WriteCondition,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         // A content-addressed key holds only the bytes it names: no write can poison it in
         // advance (a PUT, a tus upload naming it, or anything else that commits).
@@ -319,9 +314,9 @@ public final class BlobStore: Sendable {
     /// for the grace period instead (`reclaimGarbage`): a download on another node may be
     /// reading it, and NFS, say, would cut it off.
     private func discard(_ version: String) {
-        guard !options.isShared else { return }
+        guard case .solo(let bookkeeping) = node else { return }
         FileSystem.remove(path(ofVersion: version))
-        index.collectedGarbage(version)
+        bookkeeping.collectedGarbage(version)
     }
 
     private func crash(at point: BlobStoreOptions.CrashPoint) {

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Foundation
 
 /// Limits the store enforces on writes.
@@ -14,24 +17,12 @@ public struct BlobStoreOptions: Sendable {
     /// For tests only: seconds every index commit of a new version waits first, so a test can
     /// hold a commit while it probes the server (shutdown, worker threads).
     public var commitDelay: Double = 0
-    /// Where the index is: SQLite in the data directory (one node), or PostgreSQL shared by
-    /// several nodes whose data directory is one shared file system.
-    public var index: IndexLocation = .sqlite
     /// This node's name in a cluster: its pending-write log and lock are under
     /// `nodes/NODE/` of the shared data directory.
     public var nodeID: String = "local"
     /// In a cluster, seconds a replaced or deleted version's file stays before it is unlinked,
     /// so that downloads in flight on other nodes finish (NFS has no open-unlink semantics).
     public var reclaimGrace: Int64 = 900
-
-    public enum IndexLocation: Sendable, Equatable {
-        case sqlite
-        /// A `postgres://` URL (or libpq key=value string) and the connections per node.
-        case postgres(url: String, connections: Int)
-    }
-
-    /// True when several nodes share the index and the data directory.
-    public var isShared: Bool { index != .sqlite }
 
     /// Steps of a commit where a crash test can stop the process.
     public enum CrashPoint: String, Sendable, CaseIterable {

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,7 +62,7 @@ public final class BlobWriteStream {
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
     public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil,
                        partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
-                       if condition: @escaping (BlobRecord?) -> Bool = { _ in true },
+                       if condition: WriteCondition = .always,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
         do throws(StoreError) {
@@ -103,12 +106,10 @@ public final class BlobWriteStream {
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
     public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
                        partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
-                       if condition: (BlobRecord?) -> Bool = { _ in true }) throws(StoreError) -> StoredBlob {
-        try withoutActuallyEscaping(condition) { condition throws(StoreError) in
-            try waitFor {
-                commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, partChecksums: partChecksums,
-                       checksum: checksum, if: condition, then: $0)
-            }
+                       if condition: WriteCondition = .always) throws(StoreError) -> StoredBlob {
+        try waitFor {
+            commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, partChecksums: partChecksums,
+                   checksum: checksum, if: condition, then: $0)
         }
     }
 

@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 /// A request holding a claim (a tus append, an S3 part being received) that a newer request
 /// of the same upload may stop, as tusd does. libmicrohttpd 0.9.75's edge-triggered epoll can
 /// miss the close of a client that went away with its last bytes; without this, the claim would

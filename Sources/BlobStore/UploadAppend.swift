@@ -1,3 +1,6 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -76,7 +79,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
             case nil: break
             }
             try writer.write(bytes)
-            if store.sharedIndex != nil {
+            if store.isShared {
                 let now = Int64(time(nil))
                 if now - claimRenewed >= BlobStore.claimLease / 3 {
                     claimRenewed = now
@@ -178,7 +181,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         // The upload's id is the blob's version: recovery can find an interrupted completion.
         let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
                               attributes: record.attributes, modified: Int64(time(nil)))
-        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: { _ in true })
+        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: .always)
         record.completedKey = key
     }
 

@@ -2,6 +2,8 @@ import ArgumentParser
 import BlobHTTP
 import BlobS3
 import BlobStore
+import CatalogPostgres
+import CatalogSQLite
 import Dispatch
 import Foundation
 import Logging
@@ -32,15 +34,16 @@ enum BlobdServer {
             crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
             commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0)
         options.maxOpenUploads = configuration.maxOpenUploads
+        var catalog = CatalogOpener.sqlite
         if let url = configuration.indexURL {
-            options.index = .postgres(url: url, connections: configuration.databaseConnections)
+            catalog = .postgres(url: url, connections: configuration.databaseConnections)
             options.nodeID = configuration.nodeID
             options.reclaimGrace = configuration.reclaimGrace
             logger.info("Cluster node", metadata: ["node.id": "\(configuration.nodeID)", "index": "\(PostgresPool.redacted(url))",
                                                     "reclaim_grace_s": .stringConvertible(configuration.reclaimGrace)])
         }
         do {
-            return try BlobStore(directory: configuration.dataDirectory, options: options, logger: logger)
+            return try BlobStore(directory: configuration.dataDirectory, catalog: catalog, options: options, logger: logger)
         } catch StoreError.dataDirectoryLocked(let path) {
             fail("blobd: the data directory \(path) is in use by another blobd (lock file \(path)/lock); stop it first"
                  + (configuration.indexURL == nil ? "" : ", or give this node another --node-id"))

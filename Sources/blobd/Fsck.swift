@@ -1,5 +1,7 @@
 import ArgumentParser
 import BlobStore
+import CatalogPostgres
+import CatalogSQLite
 import Foundation
 
 /// `blobd fsck --data-dir DIR [--repair]`: re-hash every blob against the index.
@@ -19,9 +21,10 @@ struct Fsck: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let directory = dataDir ?? environment["BLOBD_DATA_DIR"] ?? "./data"
         var options = BlobStoreOptions()
+        var catalog = CatalogOpener.sqlite
         if let url = index ?? environment["BLOBD_INDEX"], url != "sqlite", !url.isEmpty {
             // fsck runs beside the cluster's nodes, as a node of its own.
-            options.index = .postgres(url: url, connections: 2)
+            catalog = .postgres(url: url, connections: 2)
             options.nodeID = "fsck"
         } else if !FileManager.default.fileExists(atPath: directory + "/index.sqlite") {
             printError("blobd fsck: \(directory) is not a blobd data directory (no index.sqlite)")
@@ -31,7 +34,7 @@ struct Fsck: ParsableCommand {
         let progress = ProgressReporter("fsck")
         let report: CheckReport
         do {
-            let store = try BlobStore(directory: directory, options: options)
+            let store = try BlobStore(directory: directory, catalog: catalog, options: options)
             report = try store.check(repair: repair, progress: progress.update,
                                      shouldStop: { interruptRequested.load(ordering: .relaxed) })
             progress.finish()

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 /// The blob row codecs: one list of the 17 columns per backend, the same in both, and SQL that
 /// says what the statements spelled out by hand used to say.
@@ -65,7 +67,7 @@ import Testing
         for record in [full, bare, full] {
             let done = DispatchSemaphore(value: 0)
             var outcome: Result<IndexCommit, StoreError>?  // set before `done` is signalled
-            index.commit(record, completingUpload: nil, if: { _ in true }) { result in
+            index.commit(record, completingUpload: nil, if: .always) { result in
                 outcome = result
                 done.signal()
             }

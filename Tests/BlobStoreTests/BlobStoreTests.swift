@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 /// A fresh data directory per test, removed afterwards.
 final class TempDirectory {
@@ -13,7 +15,7 @@ final class TempDirectory {
 
 extension BlobStore {
     func put(_ bytes: [UInt8], as key: String, contentType: String = "application/octet-stream",
-             if condition: (BlobRecord?) -> Bool = { _ in true }) throws -> StoredBlob {
+             if condition: WriteCondition = .always) throws -> StoredBlob {
         let stream = try beginWrite(expectedSize: UInt64(bytes.count))
         try bytes.withUnsafeBytes { try stream.write($0) }
         return try stream.commit(as: BlobKey(key), attributes: BlobAttributes(contentType: contentType), if: condition)
@@ -174,7 +176,7 @@ func filesIn(_ path: String) -> [String] {
         let dir = TempDirectory()
         let store = try BlobStore(directory: dir.path)
         _ = try store.put([1], as: "k")
-        #expect(throws: StoreError.preconditionFailed) { try store.put([2], as: "k", if: { $0 == nil }) }
+        #expect(throws: StoreError.preconditionFailed) { try store.put([2], as: "k", if: .createOnly) }
         #expect(try store.contents(of: "k") == [1])
         // The refused version leaves no file behind.
         #expect(filesIn(dir.path + "/blobs").count == 1)
@@ -355,7 +357,7 @@ func filesIn(_ path: String) -> [String] {
         // 16 racing create-only commits of one key: exactly one wins.
         let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
             for i in 0..<16 {
-                group.addTask { (try? store.put(Array("racer \(i)".utf8), as: "race", if: { $0 == nil })) != nil }
+                group.addTask { (try? store.put(Array("racer \(i)".utf8), as: "race", if: .createOnly)) != nil }
             }
             return try await group.reduce(into: [Bool]()) { $0.append($1) }
         }

@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 @Suite struct InvalidKeyRowTests {
     /// Keys blobd refuses, in byte order, all sorting between "a" and "z".

@@ -4,6 +4,8 @@ import PostgresClient
 import Synchronization
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 /// Everything a catalog backend implements: blob records, buckets, tus uploads, multipart.
 typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex
@@ -135,7 +137,7 @@ func record(_ key: String, size: UInt64 = 3, modified: Int64 = 1_700_000_000) th
 
 extension BlobIndex {
     /// Commits and waits for the outcome.
-    func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError)
+    func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition) throws(StoreError)
         -> IndexCommit {
         try waitFor { commit(record, completingUpload: completingUpload, if: condition, then: $0) }
     }
@@ -143,7 +145,14 @@ extension BlobIndex {
     /// Commits unconditionally.
     @discardableResult
     func put(_ record: BlobRecord) throws(StoreError) -> IndexCommit {
-        try commit(record, if: { _ in true })
+        try commit(record, if: .always)
+    }
+
+    /// The garbage this backend's bookkeeping holds (solo or shared).
+    func garbage() throws(StoreError) -> [String] {
+        if let solo = self as? any SoloBookkeeping { return try solo.garbage() }
+        if let shared = self as? any SharedBookkeeping { return try shared.garbage() }
+        return []
     }
 
     /// Every key under `prefix`, a page of `limit` at a time.

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 extension CatalogConformance {
     /// Commits and removals under each write condition, as the HTTP layers phrase them.
@@ -11,8 +13,8 @@ extension CatalogConformance {
         func createOnly(_ backend: Backend) throws {
             let index = try backend.open()
             let first = try record("k")
-            #expect(try index.commit(first, if: { $0 == nil }) == .created)
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("k"), if: { $0 == nil }) }
+            #expect(try index.commit(first, if: .createOnly) == .created)
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("k"), if: .createOnly) }
             #expect(try index.record(for: first.key) == first)
         }
 
@@ -21,12 +23,12 @@ extension CatalogConformance {
         func ifMatchVersion(_ backend: Backend) throws {
             let index = try backend.open()
             let first = try record("k"), second = try record("k"), third = try record("k")
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(first, if: { $0?.version == first.version }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(first, if: .version(first.version)) }
             #expect(try index.record(for: first.key) == nil)
             try index.put(first)
-            #expect(try index.commit(second, if: { $0?.version == first.version }) == .replaced(previous: first))
+            #expect(try index.commit(second, if: .version(first.version)) == .replaced(previous: first))
             // The stale version no longer matches.
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(third, if: { $0?.version == first.version }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(third, if: .version(first.version)) }
             #expect(try index.record(for: first.key) == second)
         }
 
@@ -69,15 +71,13 @@ extension CatalogConformance {
             #expect(throws: StoreError.tooManyUploads(limit: 1)) { try index.insert(try tusUpload(), owner: "", limit: 1) }
         }
 
-        /// The condition sees the current record (nil when absent) and is evaluated once per commit.
+        /// The condition is evaluated against the current record (nil when absent).
         @Test(arguments: Backend.all)
         func conditionSeesCurrentRecordOnce(_ backend: Backend) throws {
             let index = try backend.open()
             let first = try record("k")
-            let seen = Mutex<[BlobRecord?]>([])
-            _ = try index.commit(first, if: { current in seen.withLock { $0.append(current) }; return true })
-            _ = try index.commit(try record("k"), if: { current in seen.withLock { $0.append(current) }; return true })
-            #expect(seen.withLock { $0 } == [nil, first])
+            #expect(try index.commit(first, if: .createOnly) == .created)
+            #expect(try index.commit(try record("k"), if: .version(first.version)) == .replaced(previous: first))
         }
 
         /// Removal: `.notFound` when absent, `.preconditionFailed` (record kept) when the condition
@@ -86,14 +86,14 @@ extension CatalogConformance {
         func removeConditions(_ backend: Backend) throws {
             let index = try backend.open()
             let key = try BlobKey("gone")
-            #expect(throws: StoreError.notFound) { try index.remove(key, if: { _ in true }) }
+            #expect(throws: StoreError.notFound) { try index.remove(key, if: .always) }
             let stored = try record("gone")
             try index.put(stored)
-            #expect(throws: StoreError.preconditionFailed) { try index.remove(key, if: { $0.version == "other" }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.remove(key, if: .version("other")) }
             #expect(try index.record(for: key) == stored)
-            #expect(try index.remove(key, if: { $0.version == stored.version }) == stored)
+            #expect(try index.remove(key, if: .version(stored.version)) == stored)
             #expect(try index.record(for: key) == nil)
-            #expect(throws: StoreError.notFound) { try index.remove(key, if: { _ in true }) }
+            #expect(throws: StoreError.notFound) { try index.remove(key, if: .always) }
             #expect(try index.garbage().contains(stored.version))
             #expect(try !index.containsVersion(stored.version))
         }
@@ -122,7 +122,7 @@ extension CatalogConformance {
                 let candidates = records.map { BlobRecord(key: key, version: $0.version, size: $0.size, sha256: $0.sha256,
                                                           attributes: $0.attributes, modified: $0.modified) }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try index.commit(candidates[i], if: { $0 == nil }) }
+                    Result { () throws(StoreError) in try index.commit(candidates[i], if: .createOnly) }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)
@@ -140,7 +140,7 @@ extension CatalogConformance {
             try index.insert(upload, owner: nil, limit: 0)
             #expect(try index.unfinishedUploads() == [upload.id])
             let stored = try record("done", size: 7)
-            #expect(try index.commit(stored, completingUpload: upload.id, if: { $0 == nil }) == .created)
+            #expect(try index.commit(stored, completingUpload: upload.id, if: .createOnly) == .created)
             let completed = try index.upload(upload.id)
             #expect(completed?.completedKey == stored.key && completed?.offset == 7 && completed?.isComplete == true)
             #expect(try index.unfinishedUploads().isEmpty)
@@ -149,7 +149,7 @@ extension CatalogConformance {
                                      attributes: BlobAttributes(), expires: Int64(time(nil)) + 3600)
             try index.insert(other, owner: nil, limit: 0)
             #expect(throws: StoreError.preconditionFailed) {
-                try index.commit(try record("done"), completingUpload: other.id, if: { $0 == nil })
+                try index.commit(try record("done"), completingUpload: other.id, if: .createOnly)
             }
             #expect(try index.upload(other.id) == other)
         }
@@ -167,7 +167,7 @@ extension CatalogConformance {
             let folder = String(a.version.prefix(2))
             #expect(try index.versions(inFolder: folder) == Set([a, b, c].map(\.version).filter { $0.hasPrefix(folder) }))
             #expect(try index.containsVersion(b.version) && !index.containsVersion(newVersion()))
-            _ = try index.remove(b.key, if: { _ in true })
+            _ = try index.remove(b.key, if: .always)
             #expect(try index.totals() == (2, 10))
             let read = Mutex<Result<BlobRecord?, StoreError>?>(nil)
             let done = DispatchSemaphore(value: 0)

@@ -1,5 +1,7 @@
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 extension CatalogConformance {
     /// Listing: bytewise order, prefixes and cursors cut at any byte, paging.

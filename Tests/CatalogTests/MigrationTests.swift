@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 extension CatalogConformance {
     /// An index made by the oldest schema version opens, migrates, and keeps its rows.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
 
 /// A tus upload expiring at `expires` (an hour from now by default).
 func tusUpload(expires: Int64? = nil, key: String? = nil) throws -> UploadRecord {

@@ -1,0 +1,98 @@
+import BlobCore
+import Dispatch
+
+/// The outcome of a conditional commit.
+public enum IndexCommit: Sendable, Equatable {
+    /// The key was new.
+    case created
+    /// The key held `previous`, which the new record replaced.
+    case replaced(previous: BlobRecord)
+}
+
+/// The key → record map. SQLite is the embedded default; the seam lets several blobd nodes
+/// share one index later. Conditions are decided inside the index's own transaction.
+public protocol BlobIndex: Sendable {
+    /// The record at `key`, if any.
+    func record(for key: BlobKey) throws(StoreError) -> BlobRecord?
+    /// The record at `key`, if any, handed to `completion` on whichever thread read it (maybe
+    /// before returning); `completion` must not block. The read sees every commit acknowledged
+    /// before this call. For indexes across a network, so that waiting takes no thread.
+    func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void)
+    /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
+    /// fails with `.preconditionFailed` otherwise. In the same transaction, marks the resumable
+    /// upload `completingUpload` (if any) complete at this key. Calls `completion` once the
+    /// outcome is durable, on whichever thread committed it (maybe before returning); it must
+    /// not block. `condition` is evaluated (`WriteCondition.holds`) inside the transaction, once
+    /// per attempt: a shared index evaluates it again when another node changed the key between
+    /// its read and its write. Concurrent commits share one transaction (`GroupCommit`).
+    func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
+                then completion: @escaping (Result<IndexCommit, StoreError>) -> Void)
+    /// Removes the record at `key` if `condition` holds for it; returns the removed record.
+    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
+    func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord
+    /// Up to `limit` records in bytewise key order whose keys start with `prefix` and sort after `after`.
+    func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord]
+    /// True if some record has this version.
+    func containsVersion(_ version: String) throws(StoreError) -> Bool
+    /// Every version the index names, for fsck.
+    func allVersions() throws(StoreError) -> Set<String>
+    /// The versions the index names whose files are in `blobs/FOLDER` (versions starting with
+    /// those two hex digits).
+    func versions(inFolder folder: String) throws(StoreError) -> Set<String>
+    /// Number of blobs and their total size.
+    func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+}
+
+extension BlobIndex {
+    /// An index on the local disk reads at once.
+    public func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        completion(Result { () throws(StoreError) in try record(for: key) })
+    }
+}
+
+/// Calls `start` with a completion and waits until it is called (on any thread, maybe before
+/// `start` returns); returns its result.
+public func waitFor<Value>(_ start: (@escaping (Result<Value, StoreError>) -> Void) -> Void) throws(StoreError) -> Value {
+    let outcome = Outcome<Value>()
+    start { result in
+        outcome.result = result
+        outcome.done.signal()
+    }
+    outcome.done.wait()
+    return try outcome.result.get()
+}
+
+/// A result handed from the thread that completes to the one that waits. `@unchecked Sendable`:
+/// `result` is written before `done` is signalled and read only after.
+private final class Outcome<Value>: @unchecked Sendable {
+    var result: Result<Value, StoreError> = .failure(.index(.failed("not completed")))
+    let done = DispatchSemaphore(value: 0)
+}
+
+/// The buckets of the S3 dialect, recorded in the index.
+public protocol BucketIndex: Sendable {
+    /// Records a bucket; false if one of its name already exists.
+    func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool
+    /// A bucket by name, nil if there is none.
+    func bucket(_ name: String) throws(StoreError) -> Bucket?
+    /// Every bucket, by name.
+    func buckets() throws(StoreError) -> [Bucket]
+    /// Forgets an empty bucket: `.bucketNotFound`, `.bucketNotEmpty` otherwise.
+    func removeBucket(_ name: String) throws(StoreError)
+}
+
+/// The resumable uploads (tus) the index keeps, so they survive restarts.
+public protocol UploadIndex: Sendable {
+    /// Adds a new upload of `owner` (see `MultipartIndex.insertMultipart`).
+    func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError)
+    /// The upload with this id, if any.
+    func upload(_ id: String) throws(StoreError) -> UploadRecord?
+    /// Saves an upload's progress (offset, hash state, length, expiry).
+    func save(_ upload: UploadRecord) throws(StoreError)
+    /// Forgets an upload.
+    func removeUpload(_ id: String) throws(StoreError)
+    /// Ids of uploads not complete yet.
+    func unfinishedUploads() throws(StoreError) -> [String]
+    /// Ids of uploads whose expiry is at or before `now`.
+    func expiredUploads(now: Int64) throws(StoreError) -> [String]
+}

@@ -1,0 +1,64 @@
+import BlobCore
+import Dispatch
+import Synchronization
+
+/// One commit waiting in a group commit. `@unchecked Sendable`: it is handed from the thread
+/// that queued it to the one that commits its batch, and touched by one thread at a time.
+package final class CommitRequest: @unchecked Sendable {
+    package let record: BlobRecord
+    package let completingUpload: String?
+    package let condition: WriteCondition
+    package var result: Result<IndexCommit, StoreError> = .failure(.index(.failed("not committed")))
+    let completion: (Result<IndexCommit, StoreError>) -> Void
+
+    package init(record: BlobRecord, completingUpload: String?, condition: WriteCondition,
+                 completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        self.record = record
+        self.completingUpload = completingUpload
+        self.condition = condition
+        self.completion = completion
+    }
+}
+
+/// Group commit: concurrent commits share one transaction (one WAL flush). The caller that
+/// finds no batch running commits everything queued, in order, and calls their completions; if
+/// more has been queued meanwhile, the next batch runs on a dispatch thread. The others return
+/// at once: nobody sleeps waiting for a batch, and no thread needs waking when it is done.
+package final class GroupCommit: Sendable {
+    package init() {}
+
+    private let state = Mutex((queue: [CommitRequest](), running: false))
+
+    /// Queues `request`. `commitBatch` commits a batch, setting every request's `result`;
+    /// `afterBatch` runs after each batch's completions (SQLite checkpoints there). Every
+    /// caller passes the same two.
+    package func submit(_ request: CommitRequest, commitBatch: @escaping @Sendable ([CommitRequest]) -> Void,
+                afterBatch: @escaping @Sendable () -> Void = {}) {
+        let runs = state.withLock { state in
+            state.queue.append(request)
+            defer { state.running = true }
+            return !state.running
+        }
+        if runs { runBatch(commitBatch, afterBatch) }
+    }
+
+    private func runBatch(_ commitBatch: @escaping @Sendable ([CommitRequest]) -> Void, _ afterBatch: @escaping @Sendable () -> Void) {
+        let batch = state.withLock { $0.queue.removeAllReturning() }
+        commitBatch(batch)
+        for request in batch { request.completion(request.result) }
+        afterBatch()
+        let more = state.withLock { state in
+            state.running = !state.queue.isEmpty
+            return state.running
+        }
+        if more { DispatchQueue.global().async { self.runBatch(commitBatch, afterBatch) } }
+    }
+}
+
+extension Array {
+    /// Empties the array and returns what it held.
+    package mutating func removeAllReturning() -> [Element] {
+        defer { removeAll() }
+        return self
+    }
+}

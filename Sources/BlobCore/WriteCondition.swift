@@ -1,0 +1,112 @@
+/// What a write (a commit or a removal) requires of the record it replaces, as data: the
+/// catalog evaluates it inside its transaction with `holds(for:)`, the one evaluator every
+/// backend calls; a test can compare and print it; a commit request carrying it stays Sendable.
+///
+/// It holds the conditional headers that have a say on a write (RFC 9110 §13.2.2, steps 1 to 3):
+/// If-Match, If-Unmodified-Since and If-None-Match. Create-only is `If-None-Match: *`, and a
+/// removal of exactly one version is `If-Match` of that version.
+public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
+    /// If-Match: a record must exist and (for a tag list) strongly match one tag.
+    public var ifMatch: TagList?
+    /// If-None-Match: no record may exist (`*`) or weakly match a listed tag.
+    public var ifNoneMatch: TagList?
+    /// If-Unmodified-Since, seconds since the epoch; ignored when `ifMatch` is set.
+    public var ifUnmodifiedSince: Int64?
+    /// How a record's entity tag is made, to compare with the listed tags.
+    public var scheme: TagScheme
+
+    /// `*`, or a list of entity tags (an empty list matches nothing).
+    public enum TagList: Sendable, Equatable {
+        case any
+        case tags([Tag])
+    }
+
+    /// One entity tag of If-Match or If-None-Match.
+    public struct Tag: Sendable, Equatable {
+        /// The characters between the quotes.
+        public var opaque: String
+        /// True for `W/"…"`.
+        public var weak: Bool
+
+        public init(_ opaque: String, weak: Bool = false) {
+            self.opaque = opaque
+            self.weak = weak
+        }
+    }
+
+    /// How a record's (always strong) entity tag is made.
+    public enum TagScheme: Sendable, Equatable {
+        /// The version: /v1's ETag.
+        case version
+        /// The content's MD5 (with `-PARTS` for a multipart object), else its SHA-256 in hex:
+        /// the ETag S3 clients see.
+        case content
+
+        /// The opaque part of `record`'s entity tag.
+        public func tag(of record: BlobRecord) -> String {
+            switch self {
+            case .version: return record.version
+            case .content:
+                if let parts = record.parts, let md5 = record.md5 { return "\(hex(md5))-\(parts)" }
+                return hex(record.md5 ?? record.sha256)
+            }
+        }
+    }
+
+    public init(ifMatch: TagList? = nil, ifNoneMatch: TagList? = nil, ifUnmodifiedSince: Int64? = nil,
+                scheme: TagScheme = .version) {
+        self.ifMatch = ifMatch
+        self.ifNoneMatch = ifNoneMatch
+        self.ifUnmodifiedSince = ifUnmodifiedSince
+        self.scheme = scheme
+    }
+
+    /// No condition: the write goes ahead whatever the key holds.
+    public static let always = WriteCondition()
+    /// Only if the key holds nothing (`If-None-Match: *`).
+    public static let createOnly = WriteCondition(ifNoneMatch: .any)
+
+    /// Only while the key holds exactly `version`.
+    public static func version(_ version: String) -> WriteCondition {
+        WriteCondition(ifMatch: .tags([Tag(version)]))
+    }
+
+    /// True when the write may replace `current` (nil when the key holds nothing), in the order
+    /// of RFC 9110 §13.2.2: If-Match, else If-Unmodified-Since; then If-None-Match.
+    public func holds(for current: BlobRecord?) -> Bool {
+        let tag = current.map(scheme.tag(of:))
+        if let ifMatch {
+            switch ifMatch {
+            case .any: if tag == nil { return false }
+            // Strong comparison: the record's tag is strong, so the listed one must be too.
+            case .tags(let tags): if !tags.contains(where: { !$0.weak && $0.opaque == tag }) { return false }
+            }
+        } else if let ifUnmodifiedSince, let current, current.modified > ifUnmodifiedSince {
+            return false
+        }
+        if let ifNoneMatch {
+            switch ifNoneMatch {
+            case .any: if tag != nil { return false }
+            // Weak comparison: the opaque parts alone.
+            case .tags(let tags): if tags.contains(where: { $0.opaque == tag }) { return false }
+            }
+        }
+        return true
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        if let ifMatch { parts.append("If-Match: \(Self.text(ifMatch))") }
+        if let ifUnmodifiedSince { parts.append("If-Unmodified-Since: \(ifUnmodifiedSince)") }
+        if let ifNoneMatch { parts.append("If-None-Match: \(Self.text(ifNoneMatch))") }
+        guard !parts.isEmpty else { return "always" }
+        return parts.joined(separator: ", ") + (scheme == .content ? " (content tags)" : "")
+    }
+
+    private static func text(_ list: TagList) -> String {
+        switch list {
+        case .any: "*"
+        case .tags(let tags): tags.map { ($0.weak ? "W/" : "") + "\"\($0.opaque)\"" }.joined(separator: ", ")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import BlobCatalog
+import BlobCore
+import Foundation
+import PostgresClient
+
+/// The index in PostgreSQL: S3 buckets.
+extension PostgresBlobIndex {
+    // MARK: Buckets (S3)
+
+    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("INSERT INTO buckets (name, created, region) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                                       [.text(bucket.name), .int(bucket.created), Self.optional(bucket.region)]).affected > 0
+            }
+        }
+    }
+
+    public func bucket(_ name: String) throws(StoreError) -> Bucket? {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("SELECT name, created, region FROM buckets WHERE name = $1", [.text(name)]).rows.first
+                    .map(Self.bucket(from:))
+            }
+        }
+    }
+
+    public func buckets() throws(StoreError) -> [Bucket] {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("SELECT name, created, region FROM buckets ORDER BY name COLLATE \"C\"").rows.map(Self.bucket(from:))
+            }
+        }
+    }
+
+    static func bucket(from row: PostgresRow) -> Bucket {
+        Bucket(name: row.text("name") ?? "", created: row.int("created") ?? 0, region: row.text("region"))
+    }
+
+    public func removeBucket(_ name: String) throws(StoreError) {
+        let prefix = Array((name + "/").utf8)
+        let upper = prefixUpperBound(of: prefix) ?? [0xFF]
+        let result: Result<Void, StoreError> = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard try connection.execute("SELECT created FROM buckets WHERE name = $1 FOR UPDATE", [.text(name)]).count > 0 else {
+                    return .failure(.bucketNotFound)
+                }
+                let used = try connection.execute("SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= $1 AND key < $2) AS found",
+                                                  [.bytes(prefix), .bytes(upper)]).rows.first?.bool("found") ?? false
+                guard !used else { return .failure(.bucketNotEmpty) }
+                try connection.execute("DELETE FROM buckets WHERE name = $1", [.text(name)])
+                return .success(())
+            }
+        }
+        try result.get()
+    }
+}

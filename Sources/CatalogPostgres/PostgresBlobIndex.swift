@@ -1,0 +1,240 @@
+import BlobCatalog
+import BlobCore
+import Foundation
+import Logging
+import PostgresClient
+
+/// The index in PostgreSQL, shared by every node of a cluster (see README "Several nodes").
+///
+/// Every read goes to the database: there is no per-node cache, so a node sees another's
+/// commit at once. A commit is decided inside its transaction: the current row is read
+/// `FOR UPDATE` (or, for a new key, inserted with `ON CONFLICT DO NOTHING`, which waits for a
+/// concurrent insert of the same key and then reports it), the condition is evaluated against
+/// it, and only then is the row written. Concurrent commits of one node share a transaction
+/// (`GroupCommit`); with `synchronous_commit` on, COMMIT returns once the WAL is flushed.
+public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SharedBookkeeping {
+    let pool: PostgresPool
+    private let commits = GroupCommit()
+    /// Concurrent point reads share round trips (see `ReadBatch`: a read still sees every
+    /// commit acknowledged before it began).
+    private let reads: ReadBatch
+    /// Runs before each group commit's transaction with the batch's records (the folders of
+    /// their files are fsynced there).
+    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+    /// Where rows whose key fails validation are reported.
+    let invalidKeys: InvalidKeyRows
+
+    /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
+    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
+                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+        let pool = PostgresPool(url: url, size: connections)
+        self.pool = pool
+        self.beforeCommit = beforeCommit
+        self.invalidKeys = invalidKeys
+        reads = ReadBatch(maxInFlight: 2) { keys throws(StoreError) in
+            do throws(PostgresError) {
+                return try pool.withConnection { connection throws(PostgresError) in try Self.fetch(keys, in: connection) }
+            } catch {
+                throw Self.storeError(error)
+            }
+        }
+        try run { () throws(PostgresError) in try PostgresSchema.migrate(pool) }
+    }
+
+    // MARK: Blobs
+
+    public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        try reads.record(for: key)
+    }
+
+    public func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
+        reads.record(for: key, then: completion)
+    }
+
+    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
+                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
+        commits.submit(request, commitBatch: { [self] in commitBatch($0) })
+    }
+
+    /// One transaction for the batch: the rows of its keys are read and locked in one statement
+    /// (in key order), each commit is decided in turn against what is there (including the
+    /// batch's own earlier commits), and the replaced versions go to `garbage` in one statement at
+    /// the end. New keys are inserted in the batch's order: two nodes inserting the same new keys
+    /// in opposite orders deadlock, which PostgreSQL detects (40P01), and the transaction runs again.
+    private func commitBatch(_ batch: [CommitRequest]) {
+        do {
+            try beforeCommit(batch.map(\.record))
+            let results = try run { () throws(PostgresError) in
+                try pool.transaction { connection throws(PostgresError) in
+                    var current = try Self.fetchForUpdate(Set(batch.map(\.record.key)).sorted(), in: connection)
+                    var garbage: [String] = []
+                    let results = try batch.map { request throws(PostgresError) in
+                        try Self.apply(request, current: &current, garbage: &garbage, in: connection)
+                    }
+                    try Self.addGarbage(garbage, in: connection)
+                    return results
+                }
+            }
+            for (request, result) in zip(batch, results) { request.result = result }
+        } catch {
+            for request in batch { request.result = .failure(error) }
+        }
+    }
+
+    /// One commit inside the batch's transaction, decided against `current` (the locked rows,
+    /// updated as the batch goes); the version it replaces joins `garbage`. The condition is
+    /// evaluated once per attempt: a retried transaction (serialization failure) evaluates it
+    /// again against what is there then.
+    private static func apply(_ request: CommitRequest, current: inout [BlobKey: BlobRecord], garbage: inout [String],
+                              in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
+        let record = request.record
+        var existing = current[record.key]
+        let condition = request.condition
+        guard condition.holds(for: existing) else { return .failure(.preconditionFailed) }
+        if existing == nil {
+            let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
+            if inserted.affected == 1 {
+                try complete(request, in: connection)
+                current[record.key] = record
+                return .success(.created)
+            }
+            // Another node created the key meanwhile: decide again against its row.
+            existing = try fetchForUpdate([record.key], in: connection)[record.key]
+            guard condition.holds(for: existing) else { return .failure(.preconditionFailed) }
+        }
+        guard let previous = existing else { return .failure(.preconditionFailed) }
+        try connection.execute(PostgresBlobRow.update, PostgresBlobRow.values(record))
+        garbage.append(previous.version)
+        try complete(request, in: connection)
+        current[record.key] = record
+        return .success(.replaced(previous: previous))
+    }
+
+    private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
+        guard let upload = request.completingUpload else { return }
+        try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
+                               [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
+    }
+
+    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+        let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
+                guard condition.holds(for: current) else { return .failure(.preconditionFailed) }
+                try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
+                try Self.addGarbage([current.version], in: connection)
+                return .success(current)
+            }
+        }
+        return try result.get()
+    }
+
+    public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        try InvalidKeyRows.fill(limit: limit, after: after, rows: { (after, count) throws(StoreError) in
+            try rows(prefix: prefix, after: after, limit: count)
+        }, key: { $0.bytes("key") }, record: { PostgresBlobRow.record(from: $0, reportingTo: invalidKeys) })
+    }
+
+    /// Up to `limit` rows of `blobs` in key order, keys starting with `prefix` and after `after`.
+    private func rows(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [PostgresRow] {
+        // bytea compares bytewise, which is the listing order.
+        // From `after` (exclusive) when it sorts at or past the prefix, else from the prefix.
+        let strict = after.map { !$0.lexicographicallyPrecedes(prefix) } ?? false
+        let lower = strict ? after ?? prefix : prefix
+        let upper = prefixUpperBound(of: prefix)
+        let sql = "SELECT \(PostgresBlobRow.selection) FROM blobs WHERE key \(strict ? ">" : ">=") $1"
+            + (upper == nil ? " AND $2::bytea IS NULL" : " AND key < $2") + " ORDER BY key LIMIT $3"
+        return try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute(sql, [.bytes(lower), upper.map { .bytes($0) } ?? .null, .int(Int64(limit))]).rows
+            }
+        }
+    }
+
+    // MARK: Rows
+
+    /// The records of `keys`, their rows locked until the transaction ends, in key order.
+    private static func fetchForUpdate(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
+        let rows = try connection.execute("SELECT \(PostgresBlobRow.selection) FROM blobs WHERE key = ANY($1) ORDER BY key FOR UPDATE",
+                                          [.byteaArray(keys.map(\.bytes))]).rows
+        var records: [BlobKey: BlobRecord] = [:]
+        for record in rows.compactMap({ PostgresBlobRow.record(from: $0) }) { records[record.key] = record }
+        return records
+    }
+
+    /// The records of `keys`, in one statement.
+    private static func fetch(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
+        let rows = try connection.execute("SELECT \(PostgresBlobRow.selection) FROM blobs WHERE key = ANY($1)", [.byteaArray(keys.map(\.bytes))]).rows
+        var records: [BlobKey: BlobRecord] = [:]
+        for record in rows.compactMap({ PostgresBlobRow.record(from: $0) }) { records[record.key] = record }
+        return records
+    }
+
+    /// The attribute columns that blobs, uploads and multipart uploads share (the Expires header
+    /// is in `expiresColumn`).
+    static func attributes(_ row: PostgresRow, expiresColumn: String) -> BlobAttributes {
+        BlobAttributes(contentType: row.text("content_type") ?? "application/octet-stream", cacheControl: row.text("cache_control"),
+                       contentDisposition: row.text("content_disposition"), contentEncoding: row.text("content_encoding"),
+                       contentLanguage: row.text("content_language"), expires: row.text(expiresColumn), userMetadata: BlobAttributes.userMetadata(fromText: row.text("user_metadata")))
+    }
+
+    /// `text`, or NULL.
+    static func optional(_ text: String?) -> PostgresValue {
+        text.map { .text($0) } ?? .null
+    }
+
+    func rows(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) -> [PostgresRow] {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in try connection.execute(sql, parameters).rows }
+        }
+    }
+
+    func texts(_ sql: String, _ parameters: [PostgresValue], column: String) throws(StoreError) -> [String] {
+        try rows(sql, parameters).compactMap { $0.text(column) }
+    }
+
+    func exists(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) -> Bool {
+        try rows(sql, parameters).first?.bool("found") ?? false
+    }
+
+    func execute(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) {
+        _ = try rows(sql, parameters)
+    }
+
+    func transaction(_ body: (PostgresConnection) throws(PostgresError) -> Void) throws(StoreError) {
+        try run { () throws(PostgresError) in try pool.transaction(body) }
+    }
+
+    func run<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// A PostgreSQL error by its kind: down or restarting is `.unavailable` (503 with
+    /// Retry-After), a lost race that retrying did not settle `.busy`, a full disk `.full`.
+    static func storeError(_ error: PostgresError) -> StoreError {
+        switch error {
+        case .unavailable(let message): .index(.unavailable(message))
+        case .retry: .index(.busy)
+        case .diskFull: .index(.full)
+        case .uniqueViolation(let message): .index(.failed(message))
+        case .failed(let state, let message): .index(.failed("\(state): \(message)"))
+        }
+    }
+}
+
+extension CatalogOpener {
+    /// The catalog a cluster shares: PostgreSQL at `url` (a `postgres://` URL or libpq
+    /// key=value string), with up to `connections` connections from this node.
+    public static func postgres(url: String, connections: Int) -> CatalogOpener {
+        CatalogOpener(isShared: true) { context throws(StoreError) in
+            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys,
+                                              beforeCommit: context.beforeCommit)
+            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, node: .shared(index))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import BlobCatalog
+import BlobCore
+import Foundation
+import GRDB
+
+/// The index in SQLite: its schema.
+extension SQLiteBlobIndex {
+    /// The schema, version by version. A database made before migrations were recorded has the
+    /// tables of "1-tables" already, which that step then leaves as they are.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("1-tables") { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS blobs (
+                    key BLOB PRIMARY KEY,
+                    version TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    sha256 BLOB NOT NULL,
+                    content_type TEXT NOT NULL,
+                    modified INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS uploads (
+                    id TEXT PRIMARY KEY,
+                    length INTEGER,
+                    offset INTEGER NOT NULL,
+                    hash_state BLOB NOT NULL,
+                    metadata TEXT NOT NULL,
+                    key BLOB,
+                    content_type TEXT NOT NULL,
+                    expires INTEGER NOT NULL,
+                    completed_key BLOB
+                ) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS uploads_by_expiry ON uploads (expires);
+                CREATE INDEX IF NOT EXISTS blobs_by_version ON blobs (version);
+                CREATE TABLE IF NOT EXISTS garbage (version TEXT PRIMARY KEY) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("2-blob-headers") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN cache_control TEXT;
+                ALTER TABLE blobs ADD COLUMN content_disposition TEXT;
+                ALTER TABLE uploads ADD COLUMN cache_control TEXT;
+                ALTER TABLE uploads ADD COLUMN content_disposition TEXT;
+                """)
+        }
+        migrator.registerMigration("3-buckets") { db in
+            try db.execute(sql: "CREATE TABLE buckets (name TEXT PRIMARY KEY, created INTEGER NOT NULL) WITHOUT ROWID")
+        }
+        migrator.registerMigration("4-more-attributes") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN content_encoding TEXT;
+                ALTER TABLE blobs ADD COLUMN expires TEXT;
+                ALTER TABLE blobs ADD COLUMN user_metadata TEXT;
+                ALTER TABLE uploads ADD COLUMN content_encoding TEXT;
+                ALTER TABLE uploads ADD COLUMN expires_header TEXT;
+                ALTER TABLE uploads ADD COLUMN user_metadata TEXT;
+                """)
+        }
+        migrator.registerMigration("5-md5") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN md5 BLOB")
+        }
+        migrator.registerMigration("6-multipart") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN parts INTEGER;
+                CREATE TABLE multipart_uploads (
+                    id TEXT PRIMARY KEY, key BLOB NOT NULL, content_type TEXT NOT NULL, cache_control TEXT,
+                    content_disposition TEXT, content_encoding TEXT, expires_header TEXT, user_metadata TEXT,
+                    created INTEGER NOT NULL, expires INTEGER NOT NULL, completed_etag TEXT
+                ) WITHOUT ROWID;
+                CREATE INDEX multipart_by_key ON multipart_uploads (key);
+                CREATE TABLE multipart_parts (
+                    upload TEXT NOT NULL, number INTEGER NOT NULL, size INTEGER NOT NULL, md5 BLOB NOT NULL,
+                    modified INTEGER NOT NULL, PRIMARY KEY (upload, number)
+                ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("7-checksum") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN checksum TEXT")
+        }
+        migrator.registerMigration("8-part-sizes") { db in
+            try db.execute(sql: "ALTER TABLE blobs ADD COLUMN part_sizes TEXT")
+        }
+        migrator.registerMigration("9-multipart-checksums") { db in
+            try db.execute(sql: """
+                ALTER TABLE multipart_uploads ADD COLUMN checksum TEXT;
+                ALTER TABLE multipart_parts ADD COLUMN checksum TEXT;
+                """)
+        }
+        migrator.registerMigration("10-s3-details") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN content_language TEXT;
+                ALTER TABLE blobs ADD COLUMN part_checksums TEXT;
+                ALTER TABLE multipart_uploads ADD COLUMN content_language TEXT;
+                ALTER TABLE buckets ADD COLUMN region TEXT;
+                """)
+        }
+        // Who started each upload (a credential or client address), for --max-open-uploads.
+        migrator.registerMigration("11-upload-owners") { db in
+            try db.execute(sql: """
+                ALTER TABLE uploads ADD COLUMN owner TEXT;
+                ALTER TABLE multipart_uploads ADD COLUMN owner TEXT;
+                CREATE INDEX uploads_by_owner ON uploads (owner) WHERE owner IS NOT NULL;
+                CREATE INDEX multipart_by_owner ON multipart_uploads (owner) WHERE owner IS NOT NULL;
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,204 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
+import Dispatch
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
+/// so it is durable when it returns), through GRDB.
+public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SoloBookkeeping {
+    let pool: DatabasePool
+    /// Buckets known to exist, by name, with a generation that every removal bumps: every S3
+    /// PUT and failed GET checks its bucket, and this is the only process writing the file.
+    let knownBuckets = Mutex((names: [String: Bucket](), generation: 0))
+    /// Garbage versions whose files are gone; their rows go in the next write transaction.
+    let collected = Mutex<[String]>([])
+    /// Commits waiting for the group-commit leader.
+    private let commits = GroupCommit()
+
+    /// Batches committed since the last checkpoint (copying the WAL into the database file).
+    /// A checkpoint runs every `batchesPerCheckpoint` batches, after their answers are out,
+    /// rather than inside the commit that crosses SQLite's automatic-checkpoint mark.
+    private let batchesSinceCheckpoint = Mutex(0)
+    static let batchesPerCheckpoint = 32
+    /// The automatic checkpoint stays, at this many WAL pages, for batches large enough to
+    /// need one sooner.
+    static let backstopCheckpointPages = 4096
+
+    /// Runs before each group commit's transaction with the batch's records: where the caller
+    /// makes durable what every commit of the batch needs once (the folders of their files).
+    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
+    /// Where rows whose key fails validation are reported.
+    let invalidKeys: InvalidKeyRows
+
+    /// Opens (creating if needed) the index at `path`.
+    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
+                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+        self.beforeCommit = beforeCommit
+        self.invalidKeys = invalidKeys
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
+            try db.execute(sql: "PRAGMA cache_size = -1024")
+        }
+        configuration.maximumReaderCount = 2
+        configuration.busyMode = .timeout(30)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            // An acknowledged write must survive power loss: fsync the WAL on every commit. Set
+            // here, after opening: GRDB sets NORMAL on the writer when it enables WAL mode, which
+            // would override the same pragma in `prepareDatabase`.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
+            }
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// `PRAGMA synchronous` of the connection that writes (2 is FULL).
+    func writerSynchronousLevel() throws(StoreError) -> Int {
+        try run { try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 } }
+    }
+
+    public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
+        try run { try pool.read { db in try Self.fetch(key, in: db) } }
+    }
+
+    /// Group commit (`GroupCommit`): concurrent commits share one transaction, one WAL fsync.
+    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
+                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
+        commits.submit(request, commitBatch: { [self] in commitBatch($0) }, afterBatch: { [self] in checkpointIfDue() })
+    }
+
+    /// On the writer connection, so no commit can append meanwhile and the next one starts the
+    /// WAL over; PASSIVE, so it never waits for readers. A failure only leaves more in the WAL
+    /// for the next checkpoint (or the automatic one).
+    private func checkpointIfDue() {
+        let due = batchesSinceCheckpoint.withLock { batches in
+            batches += 1
+            guard batches >= Self.batchesPerCheckpoint else { return false }
+            batches = 0
+            return true
+        }
+        if due { _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) } }
+    }
+
+    private func commitBatch(_ batch: [CommitRequest]) {
+        do {
+            try beforeCommit(batch.map(\.record))
+            try pool.write { db in
+                try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
+                for request in batch {
+                    request.result = try Self.apply(request, in: db)
+                }
+            }
+        } catch {
+            let failure = Self.storeError(error)
+            for request in batch { request.result = .failure(failure) }
+        }
+    }
+
+    private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
+        let record = request.record
+        let current = try fetch(record.key, in: db)
+        guard request.condition.holds(for: current) else { return .failure(.preconditionFailed) }
+        if let current { try addGarbage(current.version, in: db) }
+        try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
+        if let upload = request.completingUpload {
+            try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
+                .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
+        }
+        return .success(current.map { .replaced(previous: $0) } ?? .created)
+    }
+
+    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+        let result: Result<BlobRecord, StoreError> = try write { db in
+            guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
+            guard condition.holds(for: current) else { return .failure(.preconditionFailed) }
+            try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
+            try Self.addGarbage(current.version, in: db)
+            return .success(current)
+        }
+        return try result.get()
+    }
+
+    public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
+        try InvalidKeyRows.fill(limit: limit, after: after, rows: { (after, count) throws(StoreError) in
+            try rows(prefix: prefix, after: after, limit: count)
+        }, key: { Array($0["key"] as Data) }, record: { SQLiteBlobRow.record(from: $0, reportingTo: invalidKeys) })
+    }
+
+    /// Up to `limit` rows of `blobs` in key order, keys starting with `prefix` and after `after`.
+    private func rows(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [Row] {
+        // Keys are BLOBs, so SQLite compares them bytewise (memcmp), which is the listing order.
+        var sql = "SELECT * FROM blobs WHERE key >= ?"
+        var arguments: StatementArguments = [Data(prefix)]
+        if let after {
+            sql += " AND key > ?"
+            arguments += [Data(after)]
+        }
+        if let upper = prefixUpperBound(of: prefix) {
+            sql += " AND key < ?"
+            arguments += [Data(upper)]
+        }
+        sql += " ORDER BY key LIMIT ?"
+        arguments += [limit]
+        return try run {
+            try pool.read { db in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) }
+        }
+    }
+
+    private static func fetch(_ key: BlobKey, in db: Database) throws -> BlobRecord? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM blobs WHERE key = ?"),
+                                   arguments: [Data(key.bytes)])
+        return row.flatMap { SQLiteBlobRow.record(from: $0) }
+    }
+
+    /// A write transaction, durable when this returns.
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try run { try pool.write(body) }
+    }
+
+    func run<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    /// A store error as it is, and an SQLite error by its kind.
+    static func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? StoreError { return error }
+        guard let error = error as? DatabaseError else { return .index(.failed("\(error)")) }
+        let detail = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_FULL: return .index(.full)
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .index(.busy)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return .index(.corrupt(detail))
+        case .SQLITE_CANTOPEN, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_PERM: return .index(.unavailable(detail))
+        default: return .index(.failed(detail))
+        }
+    }
+}
+
+extension CatalogOpener {
+    /// The catalog of one node: `index.sqlite` in the data directory, with recently read
+    /// records cached in memory.
+    public static let sqlite = CatalogOpener(isShared: false) { context throws(StoreError) in
+        let path = context.directory + "/index.sqlite"
+        // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
+        // mode, are blobd's only too.
+        close(try FileSystem.open(path, O_RDONLY | O_CREAT))
+        let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys, beforeCommit: context.beforeCommit)
+        // The record cache is coherent only while this process is the index's one writer.
+        return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, node: .solo(index))
+    }
+}
