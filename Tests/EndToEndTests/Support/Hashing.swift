@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 
 /// SHA-256 through sha256sum, so the tests check blobd against an independent implementation.
 func sha256Hex(_ bytes: [UInt8]) -> String {
