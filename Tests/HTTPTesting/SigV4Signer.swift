@@ -82,3 +82,15 @@ public struct SigV4Signer: Sendable {
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }
+
+/// SHA-256 of `bytes` in base64, as `Repr-Digest` and `x-amz-checksum-sha256` carry it.
+public func sha256Base64(_ bytes: [UInt8]) -> String {
+    Data(SigV4Signer.sha256(bytes)).base64EncodedString()
+}
+
+/// MD5 of `bytes` in base64, as `Content-MD5` carries it.
+public func md5Base64(_ bytes: [UInt8]) -> String {
+    var out = [UInt8](repeating: 0, count: 16)
+    _ = MD5(bytes, bytes.count, &out)
+    return Data(out).base64EncodedString()
+}

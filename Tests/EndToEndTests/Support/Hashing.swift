@@ -17,12 +17,3 @@ func sha256Base64(_ bytes: [UInt8]) -> String {
     }
     return Data(raw).base64EncodedString()
 }
-
-/// Parses an IMF-fixdate with Foundation (independent of blobd's parser).
-func parseHTTPDate(_ text: String) -> Date? {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    return formatter.date(from: text)
-}
