@@ -74,7 +74,7 @@ import Testing
     @Test(arguments: Mode.selected) func multipartOperations(_ mode: Mode) throws {
         let server = try TestServer(mode, ServerSettings(s3: true))
         let s3 = server.s3
-        try s3.send("PUT", "/mpu")
+        #expect(try s3.send("PUT", "/mpu").status == 200)
         let created = try s3.send("POST", "/mpu/big?uploads")
         #expect(created.status == 200)
         let upload = try #require(element("UploadId", in: created.text))
@@ -91,14 +91,22 @@ import Testing
         #expect(done.text.contains("<CompleteMultipartUploadResult"), "CompleteMultipartUpload: \(done.text)")
         #expect(element("ETag", in: done.text)?.hasSuffix("-2&quot;") == true, "a multipart ETag: \(done.text)")
         #expect(try s3.get("/mpu/big").body == part1 + part2)
-        let unknown = try s3.send("POST", "/mpu/big?uploadId=\(upload)", body: Array(complete.utf8))
-        #expect(unknown.status == 404)
-        #expect(unknown.s3Code == "NoSuchUpload")
+        // Completing again answers as the first time (as S3 does), and changes nothing.
+        let again = try s3.send("POST", "/mpu/big?uploadId=\(upload)", body: Array(complete.utf8))
+        #expect(again.status == 200)
+        #expect(element("ETag", in: again.text) == element("ETag", in: done.text))
         let aborted = try s3.send("POST", "/mpu/small?uploads")
         let second = try #require(element("UploadId", in: aborted.text))
+        let zero = try s3.put("/mpu/small?partNumber=0&uploadId=\(second)", [1])
+        #expect(zero.status == 400, "part numbers start at 1")
+        #expect(zero.s3Code == "InvalidArgument")
         #expect(try s3.send("DELETE", "/mpu/small?uploadId=\(second)").status == 204, "AbortMultipartUpload")
-        #expect(try s3.put("/mpu/small?partNumber=1&uploadId=\(second)", [1]).s3Code == "NoSuchUpload")
-        #expect(try s3.put("/mpu/small?partNumber=0&uploadId=\(second)", [1]).status == 400, "part numbers start at 1")
+        let gone = try s3.put("/mpu/small?partNumber=1&uploadId=\(second)", [1])
+        #expect(gone.status == 404)
+        #expect(gone.s3Code == "NoSuchUpload")
+        let unknown = try s3.send("POST", "/mpu/small?uploadId=\(second)", body: Array(complete.utf8))
+        #expect(unknown.status == 404)
+        #expect(unknown.s3Code == "NoSuchUpload")
     }
 
     @Test(arguments: Mode.selected) func errorCodes(_ mode: Mode) throws {
