@@ -128,6 +128,17 @@ import Testing
             (TestRequest("POST", "/errs?delete", body: Array("<Delete><Object>".utf8)), 400, "MalformedXML"),
             (TestRequest("PUT", "/errs/k?acl", body: [1]), 501, "NotImplemented"),
             (TestRequest("DELETE", "/errs/k?uploadId=nope"), 404, "NoSuchUpload"),
+            (TestRequest("GET", "/errs/k?uploadId=nope"), 404, "NoSuchUpload"),
+            (TestRequest("DELETE", "/nobucket"), 404, "NoSuchBucket"),
+            (TestRequest("PUT", "/errs/copy", headers: [("x-amz-copy-source", "/errs/missing")]), 404, "NoSuchKey"),
+            (TestRequest("PUT", "/errs/" + String(repeating: "k", count: 1025), body: [1]), 400, "KeyTooLongError"),
+            (TestRequest("PUT", "/errs/bad%01key", body: [1]), 400, "InvalidArgument"),
+            (TestRequest("PUT", "/errs/meta", headers: [("x-amz-meta-a", String(repeating: "v", count: 1100)),
+                                                        ("x-amz-meta-b", String(repeating: "v", count: 1100))], body: [1]),
+             400, "MetadataTooLarge"),
+            (TestRequest("PUT", "/errs-eu", body: Array(("<CreateBucketConfiguration><LocationConstraint>eu west"
+                                                         + "</LocationConstraint></CreateBucketConfiguration>").utf8)),
+             400, "InvalidLocationConstraint"),
         ]
         for (request, status, code) in cases {
             let answer = try s3.send(request)
