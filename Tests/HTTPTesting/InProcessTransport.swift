@@ -76,8 +76,9 @@ struct InProcessTransport: Sendable {
         var bytes = [UInt8](repeating: 0, count: Int(length))
         var done = 0
         try bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
             while done < buffer.count {
-                let n = Glibc.pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                let n = Glibc.pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
                 if n < 0, errno == EINTR { continue }
                 guard n > 0 else { throw TransportError("pread of a file body failed or ended early") }
                 done += n

@@ -48,8 +48,8 @@ public final class TestServer: Sendable {
     /// The S3 listener; only with `ServerSettings.s3`.
     public let s3: TestClient
     private let directory: TempDir
+    /// The live binary; nil in process (the handlers hold the store).
     private let process: BlobdProcess?
-    private let store: BlobStore?
 
     public init(_ mode: Mode, _ settings: ServerSettings = ServerSettings()) throws {
         self.mode = mode
@@ -67,7 +67,6 @@ public final class TestServer: Sendable {
             if settings.s3 { arguments += ["--s3-listen", "127.0.0.1:0"] }
             let process = try BlobdProcess(arguments, dataDir: directory.path + "/data")
             self.process = process
-            store = nil
             v1 = TestClient(.live(LiveTransport(port: process.port)), host: "127.0.0.1:\(process.port)")
             let s3Port = settings.s3 ? process.s3Port ?? 0 : 0
             s3 = TestClient(.live(LiveTransport(port: s3Port)), host: "127.0.0.1:\(s3Port)")
@@ -77,7 +76,6 @@ public final class TestServer: Sendable {
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
             let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test"), logger: logger)
-            self.store = store
             process = nil
             v1 = TestClient(.inProcess(InProcessTransport(handler: handlers.v1)), host: "127.0.0.1:8080")
             s3 = TestClient(.inProcess(InProcessTransport(handler: settings.s3 ? handlers.makeS3() : handlers.v1)),
