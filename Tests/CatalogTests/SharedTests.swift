@@ -30,7 +30,7 @@ extension CatalogConformance {
             for round in 0..<3 {
                 let candidates = try (0..<count).map { _ in try record("race-\(round)") }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], if: { $0 == nil }) }
+                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], when: .createOnly) }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)
@@ -86,9 +86,9 @@ extension CatalogConformance {
                 let node = nodes[i % nodes.count]
                 return Result { () throws(StoreError) in
                     if i.isMultiple(of: 2) {
-                        _ = try node.remove(base.key, if: { $0.version == base.version })
+                        _ = try node.remove(base.key, when: .ifMatch([base.version]))
                     } else {
-                        _ = try node.commit(candidates[i], if: { $0?.version == base.version })
+                        _ = try node.commit(candidates[i], when: .ifMatch([base.version]))
                     }
                 }
             }
@@ -140,7 +140,7 @@ extension CatalogConformance {
             let candidates = try (0..<count).map { _ in try record("contended") }
             let outcomes = concurrently(count) { i in
                 Result { () throws(StoreError) in
-                    try nodes[i % nodes.count].commit(candidates[i], if: { $0?.version == base.version })
+                    try nodes[i % nodes.count].commit(candidates[i], when: .ifMatch([base.version]))
                 }
             }
             let winners = outcomes.indices.filter { outcomes[$0] == .success(.replaced(previous: base)) }
