@@ -150,6 +150,10 @@ extension CatalogConformance {
                 try index.commit(try record("done"), completingUpload: other.id, when: .createOnly)
             }
             #expect(try index.upload(other.id) == other)
+            // An id no upload has changes nothing but the blob.
+            let unknown = newVersion()
+            #expect(try index.commit(try record("elsewhere"), completingUpload: unknown, when: .createOnly) == .created)
+            #expect(try index.upload(unknown) == nil)
         }
 
         /// Versions and totals follow commits and removals; the asynchronous read sees a commit

@@ -53,3 +53,23 @@ extension CatalogConformance.Commits {
         #expect(Set(try index.garbage()) == Set(previous.map(\.version)))
     }
 }
+
+extension CatalogConformance.Commits {
+    /// Keys are byte strings: canonically equivalent spellings (NFC "é", NFD "e" + U+0301, and
+    /// "Å" as U+00C5 or U+212B) are distinct keys, also when committed in one batch.
+    @Test(arguments: Backend.all)
+    func canonicallyEquivalentKeysAreDistinct(_ backend: Backend) throws {
+        let index = try backend.open()
+        let spellings = ["caf\u{E9}", "cafe\u{301}", "\u{C5}", "\u{212B}", "A\u{30A}"]
+        let records = try spellings.enumerated().map { distinctCandidate(try BlobKey($1), $0) }
+        let outcomes = concurrently(records.count) { i in
+            Result { () throws(StoreError) in try index.commit(records[i], when: .createOnly) }
+        }
+        #expect(outcomes == Array(repeating: .success(.created), count: records.count))
+        for stored in records { #expect(try index.record(for: stored.key) == stored) }
+        let sorted = records.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+        #expect(try index.list(prefix: [], after: nil, limit: 10) == sorted)
+        #expect(try index.remove(records[1].key, when: .unconditional) == records[1])
+        #expect(try index.record(for: records[0].key) == records[0])
+    }
+}
