@@ -17,6 +17,10 @@ struct Backend: Sendable, CustomTestStringConvertible {
     /// A catalog whose storage was made by the backend's first schema version only, holding
     /// what it returns as that version stored it, then opened (and so migrated) by today's code.
     let openFirstSchema: @Sendable () throws -> (any Catalog, FirstSchemaContent)
+    /// Writes rows behind `catalog`'s back (as a hand or an older release might): a copy of
+    /// the blob row at `source` at each of `keys`, and a multipart upload at each. Returns where
+    /// the catalog reports rows whose key fails validation.
+    let writeRawRows: @Sendable (_ catalog: any Catalog, _ source: BlobKey, _ keys: [[UInt8]]) throws -> InvalidKeyRows
     /// `count` handles on one new catalog, as that many nodes of a cluster would open it; nil
     /// for a backend that one process owns (SQLite: the data directory's lock).
     var openNodes: (@Sendable (_ count: Int) throws -> [any Catalog])? = nil
@@ -73,6 +77,19 @@ extension Backend {
         let path = try CatalogRun.newDirectory() + "/index.sqlite"
         try FirstSchema.sqlite(at: path)
         return (try SQLiteBlobIndex(path: path), FirstSchema.common)
+    }, writeRawRows: { catalog, source, keys in
+        guard let index = catalog as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
+        try index.pool.write { db in
+            for (i, key) in keys.enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+                    SELECT ?, version, size, sha256, content_type, modified FROM blobs WHERE key = ?
+                    """, arguments: [Data(key), Data(source.bytes)])
+                try db.execute(sql: "INSERT INTO multipart_uploads (id, key, content_type, created, expires) VALUES (?, ?, '', 0, 0)",
+                               arguments: ["raw\(i)", Data(key)])
+            }
+        }
+        return index.invalidKeys
     })
 
     static let postgres = Backend(name: "PostgreSQL", open: {
@@ -81,6 +98,19 @@ extension Backend {
         let url = try TestPostgres.running().freshURL()
         try FirstSchema.postgres(at: url)
         return (try PostgresBlobIndex(url: url, connections: 8), FirstSchema.postgresContent)
+    }, writeRawRows: { catalog, source, keys in
+        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
+        try index.pool.transaction { connection throws(PostgresError) in
+            for (i, key) in keys.enumerated() {
+                try connection.execute("""
+                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+                    SELECT $1, version, size, sha256, content_type, modified FROM blobs WHERE key = $2
+                    """, [.bytes(key), .bytes(source.bytes)])
+                try connection.execute("INSERT INTO multipart_uploads (id, key, content_type, created, expires) VALUES ($1, $2, '', 0, 0)",
+                                       [.text("raw\(i)"), .bytes(key)])
+            }
+        }
+        return index.invalidKeys
     }, openNodes: { count in
         let url = try TestPostgres.running().freshURL()
         return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }

@@ -118,3 +118,31 @@ extension CatalogConformance {
         }
     }
 }
+
+extension CatalogConformance.Listing {
+    /// Keys the catalog refuses, in byte order, all sorting between "a" and "z".
+    static let invalidKeys: [[UInt8]] = [Array("b/\u{0}".utf8), Array("b/../c".utf8), Array("b/./1".utf8), [0x62, 0xC3, 0x28]]
+
+    /// Rows whose key fails validation (written behind the catalog's back) are skipped by
+    /// listings, which fill their page past them, and reported once each.
+    @Test(arguments: Backend.all)
+    func rowsWithInvalidKeysAreSkippedAndReported(_ backend: Backend) throws {
+        let index = try backend.open()
+        let a = try record("a"), z = try record("z")
+        try index.put(a)
+        try index.put(z)
+        try index.insertMultipart(try multipartUpload("a"), owner: nil, limit: 0)
+        let reported = try backend.writeRawRows(index, a.key, Self.invalidKeys)
+        // A page whose every row is invalid does not end the listing.
+        #expect(try index.list(prefix: [], after: Array("a".utf8), limit: 1) == [z])
+        #expect(try index.list(prefix: [], after: nil, limit: 2) == [a, z])
+        #expect(try index.allKeys(prefix: [], pageSize: 1) == [a.key, z.key])
+        #expect(try index.list(prefix: Array("b".utf8), after: nil, limit: 10).isEmpty)
+        #expect(reported.keys(in: "blobs") == Self.invalidKeys)
+        #expect(try index.multipartUploads(prefix: []).map(\.key) == [a.key])
+        #expect(reported.keys(in: "multipart_uploads") == Self.invalidKeys)
+        // Seen again, they are not counted again.
+        _ = try index.list(prefix: [], after: nil, limit: 10)
+        #expect(reported.count == Self.invalidKeys.count * 2)
+    }
+}
