@@ -127,6 +127,43 @@ extension CatalogConformance {
             #expect(try nodes[0].multipart(upload.id)?.completedETag == "\"e-12\"")
         }
 
+        /// A read, plain or with a completion, on any node sees every commit acknowledged before
+        /// it began, while other threads keep reads of the same key in flight (the reads that
+        /// share a round trip must not hand a newer read an older answer).
+        @Test(arguments: Backend.all)
+        func readsSeeEveryAcknowledgedCommit(_ backend: Backend) throws {
+            let nodes = try Self.handles(backend)
+            let key = try BlobKey("fresh")
+            let stop = Atomic<Bool>(false)
+            let readers = DispatchGroup()
+            for i in 0..<3 {
+                DispatchQueue.global().async(group: readers) {
+                    for _ in 0..<200_000 where !stop.load(ordering: .relaxed) { _ = try? nodes[i % nodes.count].record(for: key) }
+                }
+            }
+            defer {
+                stop.store(true, ordering: .relaxed)
+                readers.wait()
+            }
+            var stale: [String] = []
+            for round in 0..<30 {
+                let stored = try record("fresh")
+                try nodes[round % nodes.count].put(stored)
+                for (n, node) in nodes.enumerated() {
+                    if try node.record(for: key) != stored { stale.append("round \(round) node \(n)") }
+                    let read = Mutex<Result<BlobRecord?, StoreError>?>(nil)
+                    let done = DispatchSemaphore(value: 0)
+                    node.record(for: key) { result in
+                        read.withLock { $0 = result }
+                        done.signal()
+                    }
+                    done.wait()
+                    if read.withLock({ $0 }) != .success(stored) { stale.append("round \(round) node \(n), with a completion") }
+                }
+            }
+            #expect(stale.isEmpty, "\(stale)")
+        }
+
         /// Several nodes of the backend's catalog where it has them, else one handle.
         static func handles(_ backend: Backend) throws -> [any Catalog] {
             if let open = backend.openNodes { return try open(3) }
