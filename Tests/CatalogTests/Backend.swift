@@ -42,11 +42,11 @@ enum GarbageKeeping: Sendable {
     case local
     /// For the cluster: kept until a reclaim after the grace period; `collectedGarbage` and
     /// `clearGarbage` leave them be. The cluster also claims uploads, one node at a time.
-    case shared(SharedBookkeeping)
+    case shared(ClusterBookkeeping)
 }
 
 /// The bookkeeping of a catalog that several nodes share (not in the catalog protocols yet).
-struct SharedBookkeeping: Sendable {
+struct ClusterBookkeeping: Sendable {
     /// Reclaims versions replaced at least `grace` seconds ago, up to `limit`, calling `remove` for each.
     let reclaim: @Sendable (_ catalog: any Catalog, _ grace: Int64, _ limit: Int, _ remove: (String) -> Void) throws -> Int
     let isGarbage: @Sendable (_ catalog: any Catalog, _ version: String) throws -> Bool
@@ -54,7 +54,7 @@ struct SharedBookkeeping: Sendable {
     let claim: @Sendable (_ catalog: any Catalog, _ id: String, _ node: String, _ until: Int64) throws -> Bool
     let release: @Sendable (_ catalog: any Catalog, _ id: String, _ node: String) throws -> Void
 
-    static let postgres = SharedBookkeeping(reclaim: { catalog, grace, limit, remove in
+    static let postgres = ClusterBookkeeping(reclaim: { catalog, grace, limit, remove in
         try postgres(catalog).reclaim(olderThan: grace, limit: limit, remove: remove)
     }, isGarbage: { catalog, version in
         try postgres(catalog).isGarbage(version)
