@@ -1,5 +1,7 @@
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -114,9 +116,9 @@ extension BlobStore {
     /// Streams part `part` into `stream`.
     private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream,
                         reading: ((UnsafeRawBufferPointer) -> Void)?) throws(StoreError) {
-        let descriptor = try FileSystem.open(partPath(id, part), O_RDONLY)
-        defer { close(descriptor) }
-        try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
+        try FileSystem.open(partPath(id, part), O_RDONLY).closeAfter { descriptor throws(StoreError) in
+            try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
+        }
     }
 
     /// What a repeated Complete of `id` answers, if `id` completed into `key`: the object's ETag
@@ -200,7 +202,7 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
     /// The part it holds in `BlobStore.partsInFlight`.
     let claim: String
 
-    init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: Int32,
+    init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: FileDescriptor,
          expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
         self.store = store
         self.upload = upload

@@ -2,6 +2,8 @@ import Logging
 import PostgresClient
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,7 +98,7 @@ public final class BlobStore: Sendable {
     private static func makeNodeDirectory(in directory: String, options: BlobStoreOptions) throws(StoreError) -> String {
         // A cluster's data directory opened as a single node's would lose the cluster's blobs to
         // recovery against an empty SQLite index.
-        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
+        if !options.isShared && FileSystem.isAccessible(directory + "/nodes") { throw .dataDirectoryIsShared(path: directory) }
         let nodeDirectory: String
         if options.isShared {
             try FileSystem.makeDirectory(directory + "/nodes")
@@ -126,7 +128,7 @@ public final class BlobStore: Sendable {
         case .sqlite:
             // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
             // mode, are blobd's only too.
-            close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
+            try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT).close()
             let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
             return OpenedIndex(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, shared: nil)
@@ -152,7 +154,7 @@ public final class BlobStore: Sendable {
         // first: after a crash `recover()` removes the file unless the index has it.
         let version = Self.newVersion()
         let entry = try pending.add(version)
-        let descriptor: Int32
+        let descriptor: FileDescriptor
         do {
             descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL)
         } catch {
@@ -183,7 +185,7 @@ public final class BlobStore: Sendable {
     public func checkReady() throws(StoreError) {
         // A query that passes the record cache, so the index itself must answer.
         _ = try index.containsVersion("")
-        guard access(nodeDirectory, W_OK) == 0, access(directory + "/blobs", W_OK) == 0 else {
+        guard FileSystem.isAccessible(nodeDirectory, W_OK), FileSystem.isAccessible(directory + "/blobs", W_OK) else {
             throw .io(operation: "access \(directory)", errno: errno)
         }
         try checkFreeSpace()
@@ -221,11 +223,7 @@ public final class BlobStore: Sendable {
 
     /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
     private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
-        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else {
-            if errno != ENOENT { throw FileSystem.error("open blob", errno) }
-            return nil
-        }
+        guard let descriptor = try FileSystem.openIfExists(path(of: record)) else { return nil }
         return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
 
