@@ -162,16 +162,21 @@ extension BlobStore {
         }
         // Part files whose upload is gone or completed: left by a crash between the index
         // update and the unlink. (Every upload's row exists before any of its part files.)
+        var indexError: StoreError?
         for name in FileSystem.contents(of: directory + "/uploads") where name.hasPrefix("mp-") {
             let id = String(name.dropFirst(3).prefix(32))
             let upload: MultipartUpload?
-            do {
+            do throws(StoreError) {
                 upload = try multipartIndex.multipart(id)
             } catch {
-                continue  // the index did not answer: keep the file
+                indexError = error  // the index did not answer: keep the file, say so once below
+                continue
             }
             if let upload, upload.completedETag == nil { continue }
             FileSystem.remove(directory + "/uploads/" + name)
+        }
+        if let indexError {
+            logger.error("Cannot check multipart part files against the index; they stay", metadata: ["error": "\(indexError)"])
         }
         return removed
     }

@@ -256,7 +256,7 @@ public final class BlobStore: Sendable {
     /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
-        crash(at: .beforeLink)
+        reached(.beforeLink)
         try FileSystem.link(file, path(of: record))
         return try withoutActuallyEscaping(condition) { condition throws(StoreError) in
             try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
@@ -267,7 +267,7 @@ public final class BlobStore: Sendable {
     /// entry is forgotten once the commit is durable. `completion` as in `BlobIndex.commit`.
     func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: @escaping (BlobRecord?) -> Bool,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
-        crash(at: .beforeLink)
+        reached(.beforeLink)
         commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
     }
 
@@ -290,8 +290,7 @@ public final class BlobStore: Sendable {
             completion(.failure(.keyNotContentDigest(actual: record.sha256)))
             return
         }
-        crash(at: .afterLink)
-        if options.commitDelay > 0 { usleep(UInt32(min(options.commitDelay, 60) * 1_000_000)) }
+        reached(.afterLink)
         // The index fsyncs the file's folder before the transaction (see `init`).
         index.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
             switch result {
@@ -299,7 +298,7 @@ public final class BlobStore: Sendable {
                 FileSystem.remove(path(of: record))
                 completion(.failure(error))
             case .success(let outcome):
-                crash(at: .afterCommit)
+                reached(.afterCommit)
                 switch uncommitted {
                 case .pending(let entry): pending.forget(entry)
                 case .file(let path): FileSystem.remove(path)
@@ -322,8 +321,8 @@ public final class BlobStore: Sendable {
         index.collectedGarbage(version)
     }
 
-    private func crash(at point: BlobStoreOptions.CrashPoint) {
-        if options.crashPoint == point { kill(getpid(), SIGKILL) }
+    private func reached(_ step: CommitStep) {
+        options.commitHooks?.reached(step)
     }
 
     /// The file holding `record`'s version.

@@ -26,11 +26,8 @@ enum BlobdServer {
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
     private static func openStore(_ configuration: Configuration, logger: Logger) -> BlobStore {
-        var options = BlobStoreOptions(
-            maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
-            // Crash tests only: never set in production.
-            crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
-            commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0)
+        var options = BlobStoreOptions(maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes)
+        options.commitHooks = configuration.testing?.commitHooks  // crash and takeover tests only
         options.maxOpenUploads = configuration.maxOpenUploads
         if let url = configuration.indexURL {
             options.index = .postgres(url: url, connections: configuration.databaseConnections)
