@@ -1,6 +1,6 @@
 import ArgumentParser
 import BlobHTTP
-import BlobS3
+import BlobdHandlers
 import BlobStore
 import Dispatch
 import Foundation
@@ -62,9 +62,12 @@ enum BlobdServer {
     /// exits with a message when one cannot start.
     private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
                                      logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool]) {
-        let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)
-        let accessLog = logger.logLevel <= .info
-            ? AccessLog(format: configuration.logFormat == "json" ? .json : .text, proxies: TrustedProxies(configuration.trustedProxies)) : nil
+        let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
+            version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
+            uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
+            accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
+            trustedProxies: configuration.trustedProxies), logger: logger)
+        let metrics = handlers.metrics
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
                                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections,
@@ -73,13 +76,13 @@ enum BlobdServer {
                                     slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
         }
         do {
-            let service = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry),
-                                      logger: logger, accessLog: accessLog, publicURL: configuration.publicURL)
-            var commitPools = [service.committers]
-            let server = try HTTPServer(configuration: serverConfiguration(configuration.host, configuration.port), handler: service)
+            var commitPools = [handlers.v1.committers]
+            let server = try HTTPServer(
+                configuration: serverConfiguration(configuration.host, configuration.port),
+                handler: handlers.v1)
             var s3Server: HTTPServer?
             if let (host, port) = configuration.s3Listen {
-                let s3 = S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog)
+                let s3 = handlers.makeS3()
                 commitPools.append(s3.committers)
                 s3Server = try HTTPServer(configuration: serverConfiguration(host, port), handler: s3)
                 if access.isOpen {
