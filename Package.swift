@@ -32,8 +32,10 @@ let package = Package(
         // MD5 and SHA-256 of the same bytes in one pass, interleaved so that SHA-256 (on the
         // CPU's SHA extensions) hides in MD5's dependency chain; on OpenSSL's own contexts.
         .target(name: "CDigests", dependencies: ["CCrypto"]),
+        // The one checked path for system calls (EINTR retried, EBADF fatal) and a typed file descriptor.
+        .target(name: "SystemCalls"),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "SystemCalls"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Keys, records, attributes, uploads, buckets, errors and write conditions. No I/O.
@@ -46,10 +48,10 @@ let package = Package(
         ]),
         // The files: layout helpers, pending-write log, data-directory lock, space reserve,
         // hashing writers, open blobs.
-        .target(name: "BlobContent", dependencies: ["BlobCore", "CCrypto", "CDigests", "CFileSystem"]),
+        .target(name: "BlobContent", dependencies: ["BlobCore", "CCrypto", "CDigests", "CFileSystem", "SystemCalls"]),
         // The catalog of one node: one SQLite file through GRDB (BlobContent: the file is made 0600).
         .target(name: "CatalogSQLite", dependencies: [
-            "BlobCore", "BlobCatalog", "BlobContent",
+            "BlobCore", "BlobCatalog", "BlobContent", "SystemCalls",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -61,12 +63,12 @@ let package = Package(
         // Wires a catalog and the files: put/get/delete/list, tus, multipart, recovery, fsck.
         // No HTTP, no concrete catalog backend.
         .target(name: "BlobStore", dependencies: [
-            "BlobCore", "BlobCatalog", "BlobContent",
+            "BlobCore", "BlobCatalog", "BlobContent", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // HTTP semantics: routes, ranges, preconditions, problem+json.
         .target(name: "BlobHTTP", dependencies: [
-            "MicroHTTPD", "BlobStore",
+            "MicroHTTPD", "BlobStore", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
@@ -91,6 +93,7 @@ let package = Package(
         // The write-condition evaluator and the other domain types.
         .testTarget(name: "BlobCoreTests", dependencies: ["BlobCore"]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
         // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
         // links no module of blobd.

@@ -3,6 +3,8 @@ import BlobContent
 import BlobCore
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +38,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private let lock = Mutex(())
 
     /// `remaining`: the bytes the upload still lacks, when its length is known.
-    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, remaining: UInt64?) {
+    init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, remaining: UInt64?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
@@ -189,8 +191,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func rollback() {
         writer.close()
         if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
-            FileSystem.truncate(descriptor, to: off_t(startOffset))
-            close(descriptor)
+            descriptor.closeAfter { try? $0.truncate(to: startOffset) }
         }
         record.offset = startOffset
     }

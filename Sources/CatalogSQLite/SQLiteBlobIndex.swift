@@ -196,7 +196,7 @@ extension CatalogOpener {
         let path = context.directory + "/index.sqlite"
         // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
         // mode, are blobd's only too.
-        close(try FileSystem.open(path, O_RDONLY | O_CREAT))
+        try FileSystem.open(path, O_RDONLY | O_CREAT).close()
         let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys, beforeCommit: context.beforeCommit)
         // The record cache is coherent only while this process is the index's one writer.
         return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, node: .solo(index))
