@@ -32,13 +32,16 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private var onPreempt: (@Sendable () -> Void)?
     private let lock = Mutex(())
 
-    /// `remaining`: the bytes the upload still lacks, when its length is known.
-    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, remaining: UInt64?) {
+    /// `expected`: the bytes this request is expected to bring, when known (the least of what
+    /// the upload still lacks and the request's length). The SHA-256 goes on from `hasher` on a
+    /// second thread for 1 MiB and more (`BodyHasher`).
+    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, expected: UInt64?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
         self.claimRenewed = Int64(time(nil))
-        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset, expecting: remaining)
+        self.writer = HashingFileWriter(descriptor: descriptor, size: record.offset, expecting: expected,
+                                        bodyHasher: BodyHasher(md5: false, expectedSize: expected, resuming: hasher))
     }
 
     deinit { abandon() }
@@ -162,7 +165,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func save() throws(StoreError) {
         try writer.sync()
         record.offset = writer.size
-        record.hashState = writer.hasher.state
+        record.hashState = writer.sha256SoFar.state
         if let length = record.length, record.offset == length {
             try complete()
         } else {
@@ -172,7 +175,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
 
     private func complete() throws(StoreError) {
         writer.close()
-        let digest = writer.hasher.finalize()
+        let digest = writer.sha256
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
