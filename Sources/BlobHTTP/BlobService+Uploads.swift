@@ -63,8 +63,7 @@ extension BlobService {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", publicLocation(ofUpload: upload.id))]))
         }
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
-                                           bodySize: head["Content-Length"].flatMap { UInt64($0) })
-        if let checksum { append.expect(checksum) }
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
         return receive(head, into: append, created: true)
     }
 
@@ -76,8 +75,7 @@ extension BlobService {
         let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
-                                           bodySize: head["Content-Length"].flatMap { UInt64($0) })
-        if let checksum { append.expect(checksum) }
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
         return receive(head, into: append, created: false)
     }
 
