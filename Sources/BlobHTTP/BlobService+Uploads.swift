@@ -84,11 +84,10 @@ extension BlobService {
         // The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
         // thread goes on serving its other connections meanwhile. A newer request of this upload
         // that stops this one also shuts its connection down.
-        return .receive(StreamingBody(committers: committers, metrics: metrics, write: { try append.write($0) },
-                                      abandon: { append.abandon() },
-                                      attach: { connection in append.whenPreempted { connection.close() } }) { [self] failure, respond in
-            respond(finishAppend(append, failure: failure, created: created))
-        })
+        return .receive(StreamingBody(
+            committers: committers, metrics: metrics, write: { try append.write($0) }, abandon: { append.abandon() },
+            attach: { connection in append.whenPreempted { connection.close() } },
+            end: { [self] failure, respond in respond(finishAppend(append, failure: failure, created: created)) }))
     }
 
     /// Saves the bytes of a request (or rolls them back) and describes the upload.

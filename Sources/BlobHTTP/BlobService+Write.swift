@@ -23,11 +23,12 @@ extension BlobService {
         // Content-MD5 asks for it: it costs more CPU than SHA-256.
         let hasher = BodyHasher(md5: expectedMD5 != nil, expectedSize: contentLength)
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
-        return .receive(StreamingBody(committers: committers, metrics: metrics, write: { try stream.write($0) },
-                                      abandon: { stream.abandon() }) { [self] failure, respond in
-            commitUpload(stream, failure: failure, key: key, attributes: attributes, expectedMD5: expectedMD5,
-                         condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }, then: respond)
-        })
+        return .receive(StreamingBody(
+            committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
+            end: { [self] failure, respond in
+                commitUpload(stream, failure: failure, key: key, attributes: attributes, expectedMD5: expectedMD5,
+                             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }, then: respond)
+            }))
     }
 
     /// The end of a PUT or POST body, on the commit pool: the fsync runs here, the index commit
