@@ -48,7 +48,7 @@ public final class StreamingBody: HTTPBodyConsumer {
         }
     }
 
-    public func finish(_ responder: HTTPResponder) {
+    public func finish(_ responder: any HTTPResponder) {
         let handover = Handover(value: self)
         committers.submit {
             let body = handover.value

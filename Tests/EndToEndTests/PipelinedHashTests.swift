@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// /v1 and tus bodies of 1 MiB and more are hashed on a second thread while the connection's
