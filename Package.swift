@@ -32,19 +32,21 @@ let package = Package(
         // MD5 and SHA-256 of the same bytes in one pass, interleaved so that SHA-256 (on the
         // CPU's SHA extensions) hides in MD5's dependency chain; on OpenSSL's own contexts.
         .target(name: "CDigests", dependencies: ["CCrypto"]),
+        // The one checked path for system calls (EINTR retried, EBADF fatal) and a typed file descriptor.
+        .target(name: "SystemCalls"),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "SystemCalls"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
         .target(name: "BlobStore", dependencies: [
-            "CCrypto", "CDigests", "CFileSystem", "PostgresClient",
+            "CCrypto", "CDigests", "CFileSystem", "PostgresClient", "SystemCalls",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // HTTP semantics: routes, ranges, preconditions, problem+json.
         .target(name: "BlobHTTP", dependencies: [
-            "MicroHTTPD", "BlobStore",
+            "MicroHTTPD", "BlobStore", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
@@ -65,6 +67,7 @@ let package = Package(
         // GRDB: to write index rows that blobd itself would refuse.
         .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
         // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
         // links no module of blobd.

@@ -72,7 +72,7 @@ extension BlobService {
         if range.length <= inlineBodyLimit {
             return .bytes(try blob.bytes(at: range.start, count: Int(range.length)))
         }
-        return .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length)
+        return .file(descriptor: try blob.takeDescriptor().rawValue, offset: range.start, length: range.length)
     }
 
     /// The Range plan, or `.full` when there is no usable Range or If-Range does not match.

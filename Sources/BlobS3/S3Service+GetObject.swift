@@ -74,7 +74,7 @@ extension S3Service {
             return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
         }
         return HTTPResponse(status: status, headers: headers,
-                            body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+                            body: .file(descriptor: try blob.takeDescriptor().rawValue, offset: range.start, length: range.length))
     }
 
     /// The stored representation headers of `record`.

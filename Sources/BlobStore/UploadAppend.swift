@@ -1,5 +1,7 @@
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +38,8 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     /// `expected`: the bytes this request is expected to bring, when known (the least of what
     /// the upload still lacks and the request's length). The SHA-256 goes on from `hasher` on a
     /// second thread for 1 MiB and more (`BodyHasher`), with `checksum` (tus Upload-Checksum).
-    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, expected: UInt64?, checksum: Checksum?) {
+    init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, expected: UInt64?,
+         checksum: Checksum?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
@@ -182,8 +185,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func rollback() {
         writer.close()
         if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
-            FileSystem.truncate(descriptor, to: off_t(startOffset))
-            close(descriptor)
+            descriptor.closeAfter { try? $0.truncate(to: startOffset) }
         }
         record.offset = startOffset
     }
