@@ -1,3 +1,4 @@
+import BlobStore
 import MicroHTTPD
 
 /// The one consumer of a streamed request body, for every dialect (/v1 PUT and POST, tus PATCH,
@@ -18,7 +19,7 @@ public final class StreamingBody: HTTPBodyConsumer {
     /// threw; the answer goes to `respond`, from any thread.
     public typealias End = (_ failure: (any Error)?, _ respond: @escaping (HTTPResponse) -> Void) -> Void
 
-    private let committers: WorkerPool
+    private let committers: BlockingPool
     private let write: Write
     private let end: End
     private let dropped: () -> Void
@@ -29,7 +30,7 @@ public final class StreamingBody: HTTPBodyConsumer {
     /// `metrics`: counts the body in `blobd_uploads_in_flight` until it is answered or dropped.
     /// `abandon`: the client went away before the body was complete. `attach`: the connection
     /// the body arrives on, for a request that a newer one may stop.
-    public init(committers: WorkerPool, metrics: Metrics? = nil, write: @escaping Write, abandon: @escaping () -> Void,
+    public init(committers: BlockingPool, metrics: Metrics? = nil, write: @escaping Write, abandon: @escaping () -> Void,
                 attach: ((HTTPConnectionHandle) -> Void)? = nil, end: @escaping End) {
         self.committers = committers
         self.write = write

@@ -1,3 +1,4 @@
+import BlobStore
 import Testing
 @testable import BlobHTTP
 
@@ -18,7 +19,9 @@ import Testing
     @Test func laterChunksAfterAFailureAreNotWritten() {
         let log = Log()
         let metrics = Metrics()
-        let body = StreamingBody(committers: WorkerPool(threads: 1), metrics: metrics, write: { chunk in
+        let pool = BlockingPool(name: "test-commit", threads: 1)
+        defer { _ = pool.shutdown() }
+        let body = StreamingBody(committers: pool, metrics: metrics, write: { chunk in
             if chunk.first == 2 { throw Refused() }
             log.written.append(Array(chunk))
         }, abandon: { log.abandoned += 1 }, end: { _, _ in Issue.record("no end for a dropped body") })
@@ -34,7 +37,9 @@ import Testing
 
     @Test func everyChunkIsWrittenInOrderWithoutAFailure() {
         let log = Log()
-        let body = StreamingBody(committers: WorkerPool(threads: 1), write: { log.written.append(Array($0)) },
+        let pool = BlockingPool(name: "test-commit", threads: 1)
+        defer { _ = pool.shutdown() }
+        let body = StreamingBody(committers: pool, write: { log.written.append(Array($0)) },
                                  abandon: { log.abandoned += 1 }, end: { _, _ in })
         for chunk: [UInt8] in [[1], [2, 3], [], [4, 5, 6]] {
             chunk.withUnsafeBytes { body.consume($0) }
