@@ -43,7 +43,8 @@ package final class HashingFileWriter {
     }
 
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
-    /// `bodyHasher`: hashes the bytes instead of `hasher` (a new file only).
+    /// `bodyHasher`: hashes the bytes instead of `hasher` (which then stays empty; a body hasher
+    /// that continues an earlier hash was made `resuming` it).
     package init(descriptor: FileDescriptor, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil,
          bodyHasher: BodyHasher? = nil) {
         self.descriptor = descriptor
@@ -69,6 +70,11 @@ package final class HashingFileWriter {
     /// The SHA-256 of every byte flushed.
     package var sha256: [UInt8] {
         bodyHasher?.finish().sha256 ?? hasher.finalize()
+    }
+
+    /// The SHA-256 of every byte flushed, not finalized (waiting for the `BodyHasher`).
+    package var sha256SoFar: SHA256Hasher {
+        bodyHasher?.sha256SoFar() ?? hasher
     }
 
     /// Writes out what is buffered and waits for the `BodyHasher`: the digests of every byte
