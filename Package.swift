@@ -42,25 +42,32 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // HTTP semantics: routes, ranges, preconditions, problem+json.
-        .target(name: "BlobHTTP", dependencies: [
+        // What every HTTP dialect shares: ranges, preconditions, dates, percent-encoding, digest
+        // fields, framing checks, representation headers, body plans, metrics, logging, access.
+        .target(name: "HTTPCore", dependencies: [
             "MicroHTTPD", "BlobStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The /v1 dialect and tus 1.0: a route table, problem+json.
+        .target(name: "BlobAPIv1", dependencies: [
+            "HTTPCore", "MicroHTTPD", "BlobStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
         .target(name: "BlobS3", dependencies: [
-            "BlobHTTP", "BlobStore", "MicroHTTPD", "CZlib",
+            "HTTPCore", "BlobStore", "MicroHTTPD", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
+            "HTTPCore", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // GRDB: to write index rows that blobd itself would refuse.
         .testTarget(name: "BlobStoreTests", dependencies: ["BlobStore", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
-        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "MicroHTTPD"]),
+        // The HTTP core and the /v1 dialect, without a socket.
+        .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
         // Launches the built blobd and talks to it with real clients; links no module of it.
         .testTarget(name: "EndToEndTests"),
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).

@@ -1,5 +1,5 @@
 import Foundation
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 
@@ -69,12 +69,7 @@ extension S3Service {
         headers = Self.overriding(headers, with: overrides)
         // After the overrides: a response-content-type of text/html is as active as a stored one.
         headers += ActiveContent.headers(contentType: headers.last { $0.name == "Content-Type" }?.value)
-        guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
-        if range.length <= 16 * 1024 {
-            return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
-        }
-        return HTTPResponse(status: status, headers: headers,
-                            body: .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length))
+        return HTTPResponse(status: status, headers: headers, body: try BodyPlan.body(of: blob, range))
     }
 
     /// The stored representation headers of `record`.

@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import Logging
 import MicroHTTPD
@@ -54,7 +54,7 @@ public final class S3Service: HTTPHandler {
             guard let query = known?.query ?? PercentEncoding.decodeQuery(head.query ?? []) else {
                 throw S3Error(.invalidArgument, "The query string has an invalid percent-encoding.")
             }
-            try BlobService.checkFraming(head)
+            try HTTPFraming.check(head)
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import BlobHTTP
+import BlobAPIv1
+import HTTPCore
 import BlobStore
 import Dispatch
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
-import BlobHTTP
+import BlobAPIv1
+import HTTPCore
 import Foundation
 import PostgresClient
 

@@ -1,4 +1,5 @@
-import BlobHTTP
+import BlobAPIv1
+import HTTPCore
 import Foundation
 
 /// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.

@@ -1,4 +1,5 @@
-import BlobHTTP
+import BlobAPIv1
+import HTTPCore
 import Foundation
 import Logging
 import Synchronization

@@ -1,6 +1,7 @@
 import BlobStore
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct KeyDecodingTests {
     func key(_ raw: String) throws -> BlobKey {

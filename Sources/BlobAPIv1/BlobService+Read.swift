@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 extension BlobService {
@@ -48,11 +49,11 @@ extension BlobService {
         switch rangePlan(head, record: record) {
         case .full:
             headers.append(("Content-Type", record.contentType))
-            return HTTPResponse(status: 200, headers: headers, body: try Self.body(of: blob, ByteRange(start: 0, end: record.size &- 1)))
+            return HTTPResponse(status: 200, headers: headers, body: try BodyPlan.body(of: blob, ByteRange(start: 0, end: record.size &- 1)))
         case .single(let range):
             headers.append(("Content-Type", record.contentType))
             headers.append(("Content-Range", range.contentRange(size: record.size)))
-            return HTTPResponse(status: 206, headers: headers, body: try Self.body(of: blob, range))
+            return HTTPResponse(status: 206, headers: headers, body: try BodyPlan.body(of: blob, range))
         case .multiple(let ranges):
             let body = MultipartBody(blob: blob, ranges: ranges)
             headers.append(("Content-Type", body.contentType))
@@ -60,19 +61,6 @@ extension BlobService {
         case .unsatisfiable:
             throw HTTPError.rangeNotSatisfiable(size: record.size)
         }
-    }
-
-    /// Bodies up to this size are read into memory and go out with the head in one send;
-    /// larger ones go out with sendfile.
-    static let inlineBodyLimit: UInt64 = 16 * 1024
-
-    /// The bytes of `range` (empty when the blob is).
-    private static func body(of blob: OpenBlob, _ range: ByteRange) throws -> HTTPResponse.Body {
-        guard blob.record.size > 0 else { return .empty }
-        if range.length <= inlineBodyLimit {
-            return .bytes(try blob.bytes(at: range.start, count: Int(range.length)))
-        }
-        return .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length)
     }
 
     /// The Range plan, or `.full` when there is no usable Range or If-Range does not match.

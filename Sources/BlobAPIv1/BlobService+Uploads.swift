@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 /// tus 1.0.0 resumable uploads on /v1/uploads: core, creation, creation-with-upload,
@@ -49,7 +50,7 @@ extension BlobService {
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try metadata["key"].map { try BlobKey(validating: $0) }
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
-        let attributes = try Self.attributes(contentType: text("content-type") ?? text("filetype"),
+        let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
                                              typeGuessedFrom: [text("key"), text("filename")].compactMap { $0 }
                                                  .first { MediaTypes.guess($0) != nil })

@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 /// RFC 9457 problem details, and the one place where an error becomes an HTTP status.
