@@ -1,3 +1,4 @@
+import BlobStore
 import Foundation
 
 /// `Content-Digest` / `Repr-Digest` (RFC 9530): a structured-field dictionary of
@@ -59,4 +60,8 @@ public enum DigestField {
             return i
         }
     }
+}
+
+extension DigestField.Failure: ClassifiedFailure {
+    public var failureClass: FailureClass { .badRequest }
 }
