@@ -37,87 +37,20 @@ public final class BlobService: HTTPHandler {
         self.logger = logger
     }
 
-    /// The routes blobd answers.
-    enum Route {
-        case blobs
-        case blob(rawKey: ArraySlice<UInt8>)
-        case uploads
-        case upload(id: String)
-        case health
-        case ready
-        case metrics
-
-        var allowedMethods: [String] {
-            switch self {
-            case .blobs: ["GET", "HEAD", "POST"]
-            case .blob: ["GET", "HEAD", "PUT", "DELETE"]
-            case .uploads: ["POST", "OPTIONS"]
-            case .upload: ["HEAD", "PATCH", "DELETE", "OPTIONS"]
-            case .health, .ready, .metrics: ["GET", "HEAD"]
-            }
-        }
-
-        /// The scope a method needs on this route; nil for the operational endpoints.
-        func scope(for method: String) -> Scope? {
-            switch (self, method) {
-            case (.health, _), (.ready, _), (.metrics, _), (_, "OPTIONS"): nil
-            case (.uploads, _), (.upload, _): .write
-            case (_, "GET"), (_, "HEAD"): .read
-            case (_, "DELETE"): .delete
-            default: .write
-            }
-        }
-
-        /// The route's label in metrics and logs.
-        var label: String {
-            switch self {
-            case .blobs: "/v1/blobs"
-            case .blob: "/v1/blobs/{key}"
-            case .uploads: "/v1/uploads"
-            case .upload: "/v1/uploads/{id}"
-            case .health: "/healthz"
-            case .ready: "/readyz"
-            case .metrics: "/metrics"
-            }
-        }
-    }
-
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         var isTus = false
         do {
             try HTTPFraming.check(request)
-            let route = try Self.route(request.path)
-            if case .uploads = route { isTus = true }
-            if case .upload = route { isTus = true }
+            let (route, parameter) = try Self.route(request.path)
+            isTus = route.isTus
             let head = isTus ? Self.applyingMethodOverride(request) : request
-            guard route.allowedMethods.contains(head.method) else {
-                throw HTTPError.methodNotAllowed(allowed: route.allowedMethods)
+            guard let method = route.methods.first(where: { $0.name == head.method }) else {
+                throw HTTPError.methodNotAllowed(allowed: route.allowed)
             }
-            if let scope = route.scope(for: head.method) {
+            if let scope = method.scope {
                 try access.authorize(head, for: scope)
             }
-            switch (route, head.method) {
-            case (.uploads, _), (.upload, _):
-                return try tus(head, route)
-            case (.health, _):
-                return .respond(Self.textResponse("ok\n"))
-            case (.ready, _):
-                return .respond(try ready())
-            case (.metrics, _):
-                return .respond(Self.textResponse(metrics.render(blobs: try? store.totals()),
-                                                  contentType: "text/plain; version=0.0.4; charset=utf-8"))
-            case (.blobs, "POST"):
-                return try receiveUpload(head, key: nil)
-            case (.blobs, _):
-                return .respond(try list(head))
-            case (.blob(let rawKey), "PUT"):
-                return try receiveUpload(head, key: Self.key(rawKey))
-            case (.blob(let rawKey), "DELETE"):
-                return .respond(try delete(head, key: Self.key(rawKey)))
-            case (.blob(let rawKey), _):
-                if let folder = try Self.folder(rawKey) { return .respond(try list(head, folder: folder)) }
-                return read(head, key: try Self.key(rawKey))
-            }
+            return try method.handler(self, head, parameter)
         } catch {
             var response = failure(error)
             if isTus { response.headers.append(Self.tusResumable) }
@@ -145,40 +78,18 @@ public final class BlobService: HTTPHandler {
 
     /// Access log and metrics, once per request.
     public func requestCompleted(_ summary: HTTPRequestSummary) {
-        let route = (try? Self.route(summary.head.path))
-        let label = route?.label ?? "other"
+        let match = try? Self.route(summary.head.path)
+        let label = match?.route.label ?? "other"
         let method = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"].contains(summary.head.method)
             ? summary.head.method : "OTHER"
         metrics.recordRequest(method: method, route: label, status: summary.status, duration: summary.duration,
                               received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
         guard let accessLog else { return }
         var key: String?
-        if case .blob(let rawKey) = route {
-            key = String(decoding: PercentEncoding.decode(rawKey) ?? Array(rawKey), as: UTF8.self)
+        if let match, match.route.parameterIsKey {
+            key = String(decoding: PercentEncoding.decode(match.parameter) ?? Array(match.parameter), as: UTF8.self)
         }
         accessLog.record(summary, route: label, key: key)
-    }
-
-    /// Maps a raw path to a route.
-    static func route(_ path: [UInt8]) throws(HTTPError) -> Route {
-        let prefix = Array("/v1/blobs".utf8)
-        if path.starts(with: prefix) {
-            let rest = path[prefix.count...]
-            if rest.isEmpty { return .blobs }
-            if rest.first == UInt8(ascii: "/") { return .blob(rawKey: rest.dropFirst()) }
-        }
-        let uploads = Array("/v1/uploads".utf8)
-        if path.starts(with: uploads) {
-            let rest = path[uploads.count...]
-            if rest.isEmpty { return .uploads }
-            if rest.first == UInt8(ascii: "/"), rest.count > 1 {
-                return .upload(id: String(decoding: rest.dropFirst(), as: UTF8.self))
-            }
-        }
-        if path.elementsEqual("/healthz".utf8) { return .health }
-        if path.elementsEqual("/readyz".utf8) { return .ready }
-        if path.elementsEqual("/metrics".utf8) { return .metrics }
-        throw .noRoute
     }
 
     /// Decodes and validates a key from the path: strict percent-decoding, then the key rules.
@@ -196,7 +107,7 @@ public final class BlobService: HTTPHandler {
     }
 
     /// 200 when the index answers, the data directory is writable and free space is above the minimum.
-    private func ready() throws -> HTTPResponse {
+    func ready() throws -> HTTPResponse {
         do {
             try store.checkReady()
         } catch StoreError.insufficientStorage {
