@@ -6,17 +6,8 @@ extension BlobService {
     /// GET and HEAD of a blob. The index lookup may wait on a database; the connection is
     /// suspended meanwhile, and the response is made on its worker thread.
     func read(_ head: HTTPRequestHead, key: BlobKey) -> HTTPRequestAction {
-        .later { [self] responder in
-            store.lookUp(key) { found in
-                responder.send { [self] in
-                    do {
-                        return try read(head, blob: store.open(key, found: found.get()))
-                    } catch {
-                        return failure(error)
-                    }
-                }
-            }
-        }
+        BlobRead.later(store, key, open: { [store] in try store.open(key, found: $0) },
+                       answer: { [self] in try read(head, blob: $0) }, failure: { [self] in failure($0) })
     }
 
     /// GET and HEAD of an open blob: preconditions, then the whole blob, one range or several.

@@ -15,20 +15,9 @@ extension S3Service {
             throw S3Error(.invalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
         }
         let blobKey = try Self.blobKey(bucket, key)
-        // The lookup may wait on a database: the connection is suspended meanwhile, and the
-        // response is made on its worker thread.
-        return .later { [self] responder in
-            store.lookUp(blobKey) { found in
-                responder.send { [self] in
-                    do {
-                        let blob = try openObject(bucket, key, found: found.get())
-                        return try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
-                    } catch {
-                        return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
-                    }
-                }
-            }
-        }
+        return BlobRead.later(store, blobKey, open: { [self] in try openObject(bucket, key, found: $0) },
+                              answer: { [self] in try read(head, blob: $0, query: query, overrides: overrides, requestID: requestID) },
+                              failure: { [self] in failure($0, head: head, bucket: bucket, key: key, requestID: requestID) })
     }
 
     /// GetObject and HeadObject of an open object.
