@@ -58,8 +58,13 @@ let package = Package(
             "HTTPCore", "BlobStore", "MicroHTTPD", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The handlers of both listeners wired over one store: by blobd, and by the in-process tests.
+        .target(name: "BlobdHandlers", dependencies: [
+            "HTTPCore", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "blobd", dependencies: [
-            "HTTPCore", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
+            "BlobdHandlers", "HTTPCore", "BlobStore", "MicroHTTPD", "PostgresClient", "CNoCork",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -68,8 +73,19 @@ let package = Package(
         // The HTTP core and the /v1 dialect, without a socket.
         .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
+        // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
+        // links no module of blobd.
+        .target(name: "LiveBlobd", path: "Tests/LiveBlobd"),
+        // Test support: one client API for blobd's handlers driven in process (no socket) and
+        // for the live binary. For test targets only.
+        .target(name: "HTTPTesting", dependencies: [
+            "BlobdHandlers", "HTTPCore", "BlobStore", "MicroHTTPD", "LiveBlobd", "CCrypto",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/HTTPTesting"),
+        // The HTTP semantics of both dialects, each test run in process and against the live binary.
+        .testTarget(name: "HTTPSemanticsTests", dependencies: ["HTTPTesting", "LiveBlobd"]),
         // Launches the built blobd and talks to it with real clients; links no module of it.
-        .testTarget(name: "EndToEndTests"),
+        .testTarget(name: "EndToEndTests", dependencies: ["LiveBlobd"]),
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).
         .testTarget(name: "CatalogTests", dependencies: [
             "BlobStore", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),

@@ -531,7 +531,7 @@ class Bench:
     def rounds(self):
         for r in range(1, self.args.rounds + 1):
             order = list(self.servers)
-            if self.args.access_logs and r % 2 == 0:
+            if (self.args.access_logs or self.args.blobd_base) and r % 2 == 0:
                 # Whichever server runs right after nginx pays for the writeback of nginx's
                 # access log (0.87 vs 0.93 of blobd-nolog with the order swapped): swap the
                 # last two every other round so both blobd variants take each place.
@@ -814,6 +814,22 @@ class Bench:
             rows.append(f"| {label} | {on:,.0f} | {off:,.0f} | {r:.2f} | ≥ 0.90 {'ok' if r >= 0.9 else 'MISS'} |")
         return "Access log cost (nginx also logs to a file in this run):\n\n" + "\n".join(rows)
 
+    def base_ratios(self):
+        """With --blobd-base: this blobd against another build, run interleaved (an A/B of a change)."""
+        rows = ["| workload | blobd | blobd-base | blobd/base |", "|---|---|---|---|"]
+        for workload, field, label in (("upload", "mbps", "large upload, MB/s"),
+                                       ("upload", "mbps_sync", "large upload + sync, MB/s"),
+                                       ("download", "mbps", "large download, MB/s"),
+                                       ("ranged", "rps", "ranged reads, req/s"),
+                                       ("put_small", "rps", "small uploads, req/s"),
+                                       ("get_small", "rps", "small reads, req/s")):
+            new, old = self.med(workload, "blobd", field), self.med(workload, "blobd-base", field)
+            if new is None or old is None:
+                continue
+            rows.append(f"| {label} | {new:,.0f} | {old:,.0f} | {new / old:.3f} |")
+        return (f"A/B against blobd-base ({self.args.blobd_base}), order swapped every other round:\n\n"
+                + "\n".join(rows))
+
     def details(self):
         out = []
         wl = [("upload", ["mbps", "mbps_sync", "sync_secs", "cpu_s_per_gib", "foreign_cpu_pct"]),
@@ -892,6 +908,9 @@ def main():
     ap.add_argument("--get-connections", type=int, default=64)
     ap.add_argument("--touch-gib", type=float, default=3.0, help="memory touched before each timed upload")
     ap.add_argument("--servers", default="nginx,lighttpd,blobd")
+    ap.add_argument("--blobd-base", default="",
+                    help="a second blobd binary (say, main's build before a change) run as blobd-base, "
+                         "interleaved with blobd; the report adds blobd/blobd-base per workload")
     ap.add_argument("--access-logs", action="store_true",
                     help="nginx and blobd with their access logs on (to files), plus blobd-nolog, a second "
                          "blobd with its log off, to show what the log costs (make bench-logs)")
@@ -905,6 +924,8 @@ def main():
     wanted = args.servers.split(",")
     if args.access_logs and "blobd" in wanted and "blobd-nolog" not in wanted:
         wanted.append("blobd-nolog")
+    if args.blobd_base and "blobd-base" not in wanted:
+        wanted.append("blobd-base")
 
     missing = [t for t in ("curl", "wrk", "sync") + tuple(n for n in ("nginx", "lighttpd") if n in wanted)
                if shutil.which(t) is None]
@@ -962,7 +983,8 @@ def main():
         for n in wanted:
             s = {"nginx": lambda: Nginx(work, access_log=args.access_logs), "lighttpd": lambda: Lighttpd(work),
                  "blobd": lambda: Blobd(work, args.blobd, args.blobd_threads, access_log=args.access_logs),
-                 "blobd-nolog": lambda: Blobd(work, args.blobd, args.blobd_threads, name="blobd-nolog")}[n]()
+                 "blobd-nolog": lambda: Blobd(work, args.blobd, args.blobd_threads, name="blobd-nolog"),
+                 "blobd-base": lambda: Blobd(work, args.blobd_base, args.blobd_threads, name="blobd-base")}[n]()
             servers.append(s)
             s.start()
             s.mark_started()
@@ -1035,6 +1057,8 @@ def main():
     notes += ["", "Per-run values (run 1/run 2/...):", "", bench.details()]
     if args.access_logs:
         table += "\n\n" + bench.access_log_cost()
+    if args.blobd_base:
+        table += "\n\n" + bench.base_ratios()
     report = (f"# blobd benchmark — {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n\n" + table + "\n"
               + "\n".join(notes) + "\n")
     print(report)

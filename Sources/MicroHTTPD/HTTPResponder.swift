@@ -1,8 +1,22 @@
 import CMicroHTTPD
 import Synchronization
 
-/// Sends the response to a request whose body has been read, now or later and from any
-/// thread. If the response is not there when `finish(_:)` (or the start of a `.later` action)
+/// Where the response to a request goes: the response sink at the libmicrohttpd boundary.
+/// A handler answers into it from a body consumer's `finish(_:)` or a `.later` action, now or
+/// later and from any thread. `ConnectionResponder` sends into a libmicrohttpd connection; a
+/// test can record the response in process instead.
+public protocol HTTPResponder: AnyObject, Sendable {
+    /// Sends `response`. Call `send` exactly once.
+    func send(_ response: HTTPResponse)
+    /// Sends what `make` returns; `make` runs on the thread that sends the response (for a
+    /// connection, its worker thread, not the caller's), so work such as opening files is spread
+    /// over the workers. It is not run at all if the request is answered otherwise (a server
+    /// shutting down).
+    func send(making make: @escaping @Sendable () -> HTTPResponse)
+}
+
+/// Sends the response to a request whose body has been read into its libmicrohttpd connection.
+/// If the response is not there when `finish(_:)` (or the start of a `.later` action)
 /// returns, the connection is suspended (its worker thread goes on serving others) and resumed
 /// when `send` is called.
 ///
@@ -12,7 +26,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is sound: the connection pointer stays valid until the request
 /// completes, which cannot happen while it is suspended, and `state` orders suspend and resume.
-public final class HTTPResponder: @unchecked Sendable {
+final class ConnectionResponder: HTTPResponder, @unchecked Sendable {
     private enum State {
         case waiting
         case suspended
@@ -40,15 +54,11 @@ public final class HTTPResponder: @unchecked Sendable {
         self.server = server
     }
 
-    /// Sends `response`. Call `send` exactly once.
-    public func send(_ response: HTTPResponse) {
+    func send(_ response: HTTPResponse) {
         deliver(.response(response))
     }
 
-    /// Sends what `make` returns; `make` runs on the connection's worker thread (not on the
-    /// caller's), so work such as opening files is spread over the workers. It is not run at
-    /// all if the server answers the request otherwise while shutting down.
-    public func send(making make: @escaping @Sendable () -> HTTPResponse) {
+    func send(making make: @escaping @Sendable () -> HTTPResponse) {
         deliver(.make(make))
     }
 

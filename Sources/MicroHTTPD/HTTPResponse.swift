@@ -58,11 +58,11 @@ public protocol HTTPBodyConsumer: AnyObject {
     func consume(_ chunk: UnsafeRawBufferPointer)
     /// The body is complete: send the response through `responder`, at once or later from
     /// another thread (slow work such as fsync need not hold the connection's worker thread).
-    func finish(_ responder: HTTPResponder)
+    func finish(_ responder: any HTTPResponder)
     /// The client went away before the body was complete.
     func abandon()
     /// The connection the body arrives on, given before the first chunk, for a consumer that
-    /// another request may stop. Optional.
+    /// another request may stop. Optional: a body fed in process has no connection.
     func attach(_ connection: HTTPConnectionHandle)
 }
 
@@ -80,7 +80,7 @@ public enum HTTPRequestAction {
     /// thread once the request is complete (a body is read and dropped), and the connection is
     /// suspended until the answer is sent. For work that waits on something else, such as an
     /// index lookup shared with other requests.
-    case later(@Sendable (HTTPResponder) -> Void)
+    case later(@Sendable (any HTTPResponder) -> Void)
 }
 
 /// What the server reports when a request is done.
@@ -97,6 +97,17 @@ public struct HTTPRequestSummary: Sendable {
     public let duration: Double
     /// False when the connection broke or timed out before the response was complete.
     public let completed: Bool
+
+    /// Creates a summary; made by the server, and by a test that drives a handler in process.
+    public init(head: HTTPRequestHead, status: Int?, bytesReceived: UInt64, bytesSent: UInt64, duration: Double,
+                completed: Bool) {
+        self.head = head
+        self.status = status
+        self.bytesReceived = bytesReceived
+        self.bytesSent = bytesSent
+        self.duration = duration
+        self.completed = completed
+    }
 }
 
 /// The application side of the server.

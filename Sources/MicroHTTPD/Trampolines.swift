@@ -15,7 +15,7 @@ final class ServerContext: Sendable {
     let suspensions = Mutex(Suspensions())
 
     struct Suspensions {
-        var waiting: [ObjectIdentifier: HTTPResponder] = [:]
+        var waiting: [ObjectIdentifier: ConnectionResponder] = [:]
         /// Set once by `HTTPServer.shutdown`: from then on no connection is suspended.
         var closing = false
     }
@@ -26,7 +26,7 @@ final class ServerContext: Sendable {
     }
 
     /// Registers a connection about to be suspended; false once the server is closing.
-    func suspending(_ responder: HTTPResponder) -> Bool {
+    func suspending(_ responder: ConnectionResponder) -> Bool {
         suspensions.withLock { state in
             guard !state.closing else { return false }
             state.waiting[ObjectIdentifier(responder)] = responder
@@ -35,12 +35,12 @@ final class ServerContext: Sendable {
     }
 
     /// The connection of `responder` is resumed.
-    func resumed(_ responder: HTTPResponder) {
+    func resumed(_ responder: ConnectionResponder) {
         _ = suspensions.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(responder)) }
     }
 
     /// Stops suspending connections and returns those suspended now.
-    func close() -> [HTTPResponder] {
+    func close() -> [ConnectionResponder] {
         suspensions.withLock { state in
             state.closing = true
             return Array(state.waiting.values)
@@ -66,11 +66,11 @@ final class RequestState {
     var connection: HTTPConnectionHandle?
     /// Runs at the end of the body and answers through a responder: the consumer's `finish`,
     /// or the start of a `.later` action.
-    var finish: ((HTTPResponder) -> Void)?
+    var finish: ((any HTTPResponder) -> Void)?
     /// A response decided from the head of a request without a body, queued on the next call.
     var pending: HTTPResponse?
     /// Set once the body is complete; holds the consumer's response.
-    var responder: HTTPResponder?
+    var responder: ConnectionResponder?
     var bodyFinished = false
     var status: Int?
     var bytesReceived: UInt64 = 0
@@ -144,7 +144,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     state.connection?.detach()
     state.watched?.enter(.other)
     state.finish = nil
-    let responder = HTTPResponder(connection: connection, server: server)
+    let responder = ConnectionResponder(connection: connection, server: server)
     finish(responder)
     guard let response = responder.takeOrSuspend() else {
         state.responder = responder

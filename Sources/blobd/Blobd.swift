@@ -1,5 +1,4 @@
 import ArgumentParser
-import BlobAPIv1
 import HTTPCore
 import BlobStore
 import Dispatch

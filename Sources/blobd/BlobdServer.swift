@@ -1,7 +1,6 @@
 import ArgumentParser
-import BlobAPIv1
+import BlobdHandlers
 import HTTPCore
-import BlobS3
 import BlobStore
 import Dispatch
 import Foundation
@@ -66,9 +65,12 @@ enum BlobdServer {
     /// one cannot start.
     private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
                                      logger: Logger) -> (HTTPServer, HTTPServer?) {
-        let metrics = Metrics(version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID)
-        let accessLog = logger.logLevel <= .info
-            ? AccessLog(format: configuration.logFormat == "json" ? .json : .text, proxies: TrustedProxies(configuration.trustedProxies)) : nil
+        let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
+            version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
+            uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
+            accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
+            trustedProxies: configuration.trustedProxies), logger: logger)
+        let metrics = handlers.metrics
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
                                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections,
@@ -79,12 +81,11 @@ enum BlobdServer {
         do {
             let server = try HTTPServer(
                 configuration: serverConfiguration(configuration.host, configuration.port),
-                handler: BlobService(store: store, access: access, metrics: metrics, uploadLifetime: Int64(configuration.uploadExpiry), logger: logger,
-                                     accessLog: accessLog, publicURL: configuration.publicURL))
+                handler: handlers.v1)
             var s3Server: HTTPServer?
             if let (host, port) = configuration.s3Listen {
                 s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
-                                          handler: S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog))
+                                          handler: handlers.makeS3())
                 if access.isOpen {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BlobAPIv1
 import HTTPCore
 import Foundation
 import PostgresClient

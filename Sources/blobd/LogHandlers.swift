@@ -1,4 +1,3 @@
-import BlobAPIv1
 import HTTPCore
 import Foundation
 import Logging

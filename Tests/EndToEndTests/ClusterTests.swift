@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Several blobd nodes on one PostgreSQL index and one shared data directory: a real

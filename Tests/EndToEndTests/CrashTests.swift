@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// A small tmpfs the test mounts itself (blobd's test runs as root, in CI too).

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20 item 11: what blobd let out (passwords in logs, paths in /readyz, active content

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20, items 12 and 13: a full disk is not a dead end. Deletes use a reserve only they

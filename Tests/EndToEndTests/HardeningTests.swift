@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// The protocol gaps found by probing blobd from outside (issue 11), one test per point.

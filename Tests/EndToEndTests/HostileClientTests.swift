@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20 items 5, 7, 10 and 18: slow clients, log forging, framing leniencies, proxies.

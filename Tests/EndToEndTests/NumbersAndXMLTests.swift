@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// What a hostile client found from outside (issue 20): numbers that trapped, XML that took

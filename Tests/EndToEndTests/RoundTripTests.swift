@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -81,24 +82,6 @@ import FoundationNetworking
         #expect(get.status == 404)
         #expect(get.header("Content-Type") == "application/problem+json")
         #expect(try curl(["-X", "DELETE", url]).status == 404)
-    }
-
-    @Test func digestIsVerified() throws {
-        let blobd = try BlobdProcess()
-        let url = blobd.baseURL + "/v1/blobs/digest"
-        let good = try curl(["-X", "PUT", "--data-binary", "hello\n", "-H",
-                             "Content-Digest: sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=:", url])
-        #expect(good.status == 201)
-        let bad = try curl(["-X", "PUT", "--data-binary", "hello!", "-H",
-                            "Content-Digest: sha-256=:WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM=:", url])
-        #expect(bad.status == 400)
-        #expect(bad.header("Content-Type") == "application/problem+json")
-        #expect(bad.json["status"] as? Int == 400)
-        // Nothing stored: the first version is still there.
-        #expect(try curl([url]).text == "hello\n")
-        let malformed = try curl(["-X", "PUT", "--data-binary", "x", "-H", "Content-Digest: sha-256=nope", url])
-        #expect(malformed.status == 400)
-        #expect(try curl([url]).text == "hello\n")
     }
 
     @Test func sizeLimitBeforeAndWhileStreaming() throws {

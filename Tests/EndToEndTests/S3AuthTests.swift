@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// What a signature covers and what a key may do, against the real blobd: presigned URLs

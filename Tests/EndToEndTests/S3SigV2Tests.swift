@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Item 16 of issue 20: SigV2, which `aws s3 presign` and boto3's default

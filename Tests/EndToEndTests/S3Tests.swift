@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// The S3 dialect, driven by real clients (boto3, aws-cli) and by hand-signed requests.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 @Suite struct SchemathesisTests {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20 items 17 and 20: settings written as other tools taught (units, host names, level

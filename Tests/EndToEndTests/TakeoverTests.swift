@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20, item 14: a request whose client hangs (or went away unnoticed: libmicrohttpd

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// tus requests through curl.
@@ -25,139 +26,9 @@ struct Tus {
     }
 }
 
+/// tus with a real client, expiry by the sweeper, and resuming after a hang-up or a restart;
+/// the protocol's semantics are in HTTPSemanticsTests/TusTests, in process and live.
 @Suite struct TusTests {
-    @Test func discovery() throws {
-        let blobd = try BlobdProcess(["--max-blob-size", "1000000"])
-        let options = try curl(["-X", "OPTIONS", blobd.baseURL + "/v1/uploads"])
-        #expect(options.status == 204)
-        #expect(options.header("Tus-Version") == "1.0.0")
-        #expect(options.header("Tus-Resumable") == "1.0.0")
-        #expect(options.header("Tus-Max-Size") == "1000000")
-        #expect(options.header("Tus-Checksum-Algorithm") == "sha1,sha256")
-        let extensions = Set((options.header("Tus-Extension") ?? "").split(separator: ",").map(String.init))
-        #expect(extensions == ["creation", "creation-with-upload", "creation-defer-length", "termination", "checksum", "expiration"])
-        let tooLarge = try Tus(blobd: blobd).create(length: 1_000_001)
-        #expect(tooLarge.status == 413)
-        #expect(tooLarge.header("Tus-Resumable") == "1.0.0")
-    }
-
-    @Test func creationAndSeveralPatches() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let bytes = testBytes(3_000_000, seed: 21)
-        let created = try tus.create(length: bytes.count, metadata: ["key": "tus/movie.bin", "filetype": "video/mp4"])
-        #expect(created.status == 201)
-        #expect(created.header("Tus-Resumable") == "1.0.0")
-        #expect(created.header("Upload-Expires").flatMap(parseHTTPDate) != nil)
-        let location = try #require(created.header("Location"))
-        #expect(location.hasPrefix("/v1/uploads/"))
-        #expect(try tus.head(location).header("Upload-Offset") == "0")
-        #expect(try tus.head(location).header("Upload-Length") == "3000000")
-        #expect(try tus.head(location).header("Cache-Control") == "no-store")
-
-        for (start, end) in [(0, 1_000_000), (1_000_000, 2_500_000), (2_500_000, 3_000_000)] {
-            let patch = try tus.patch(location, offset: start, Array(bytes[start..<end]))
-            #expect(patch.status == 204)
-            #expect(patch.header("Upload-Offset") == String(end))
-            #expect(patch.header("Tus-Resumable") == "1.0.0")
-            if end < bytes.count {
-                #expect(try curl([blobd.baseURL + "/v1/blobs/tus/movie.bin"]).status == 404, "not visible before the last byte")
-            }
-        }
-        let blob = try curl([blobd.baseURL + "/v1/blobs/tus/movie.bin"])
-        #expect(blob.status == 200)
-        #expect(blob.body == bytes)
-        #expect(blob.header("Content-Type") == "video/mp4")
-        // A completed upload still answers HEAD.
-        let done = try tus.head(location)
-        #expect(done.status == 200)
-        #expect(done.header("Upload-Offset") == "3000000")
-        #expect(done.header("Content-Location") == "/v1/blobs/tus/movie.bin")
-    }
-
-    @Test func contentAddressedAndCreationWithUpload() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let dir = TempDir()
-        let created = try tus.create(length: 6, extra: ["-H", "Content-Type: application/offset+octet-stream",
-                                                        "--data-binary", "@" + dir.file("b", Array("hello\n".utf8))])
-        #expect(created.status == 201)
-        #expect(created.header("Upload-Offset") == "6")
-        let key = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-        #expect(created.header("Content-Location") == "/v1/blobs/" + key)
-        #expect(try curl([blobd.baseURL + "/v1/blobs/" + key]).text == "hello\n")
-        // An empty upload is complete at creation.
-        let empty = try tus.create(length: 0, metadata: ["key": "empty", "content-type": "text/plain"])
-        #expect(empty.status == 201)
-        let emptyBlob = try curl([blobd.baseURL + "/v1/blobs/empty"])
-        #expect(emptyBlob.status == 200)
-        #expect(emptyBlob.body.isEmpty)
-        #expect(emptyBlob.header("Content-Type") == "text/plain")
-    }
-
-    @Test func protocolErrors() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let location = try #require(try tus.create(length: 10).header("Location"))
-        // Wrong offset: 409, and nothing changes.
-        let wrong = try tus.patch(location, offset: 5, Array("abcde".utf8))
-        #expect(wrong.status == 409)
-        #expect(wrong.header("Content-Type") == "application/problem+json")
-        #expect(try tus.head(location).header("Upload-Offset") == "0")
-        // Wrong content type: 415.
-        let dir = TempDir()
-        let plain = try curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0", "-H", "Content-Type: text/plain",
-                              "--data-binary", "@" + dir.file("c", [1, 2]), blobd.baseURL + location])
-        #expect(plain.status == 415)
-        // Missing or unsupported Tus-Resumable: 412 with Tus-Version.
-        for version in [[], ["-H", "Tus-Resumable: 0.2.2"]] {
-            let response = try curl(["-I"] + version + [blobd.baseURL + location])
-            #expect(response.status == 412)
-            #expect(response.header("Tus-Version") == "1.0.0")
-        }
-        // More bytes than Upload-Length: 413, offset unchanged.
-        #expect(try tus.patch(location, offset: 0, testBytes(11)).status == 413)
-        #expect(try tus.head(location).header("Upload-Offset") == "0")
-        // Bad creation requests.
-        #expect(try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", blobd.baseURL + "/v1/uploads"]).status == 400)
-        #expect(try tus.create(length: 5, metadata: ["key": "a/../b"]).status == 400)
-        #expect(try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 5", "-H", "Upload-Metadata: key !!!",
-                          blobd.baseURL + "/v1/uploads"]).status == 400)
-        #expect(try tus.head("/v1/uploads/00000000000000000000000000000000").status == 404)
-        #expect(try tus.head("/v1/uploads/not-an-id").status == 404)
-    }
-
-    @Test func checksums() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let location = try #require(try tus.create(length: 10, metadata: ["key": "checked"]).header("Location"))
-        let first = Array("hello".utf8)
-        // sha1("hello") and sha256("hello").
-        let sha1 = "qvTGHdzF6KLavt4PO0gs2a6pQ00="
-        let sha256 = "LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ="
-        let mismatch = try tus.patch(location, offset: 0, first, extra: ["-H", "Upload-Checksum: sha1 \(sha256)"])
-        #expect(mismatch.status == 400, "a sha1 digest must be 20 bytes")
-        let bad = try tus.patch(location, offset: 0, Array("HELLO".utf8), extra: ["-H", "Upload-Checksum: sha1 \(sha1)"])
-        #expect(bad.status == 460)
-        #expect(try tus.head(location).header("Upload-Offset") == "0", "the chunk was discarded")
-        #expect(try tus.patch(location, offset: 0, first, extra: ["-H", "Upload-Checksum: sha1 \(sha1)"]).status == 204)
-        #expect(try tus.patch(location, offset: 5, first, extra: ["-H", "Upload-Checksum: md5 XUFAKrxLKna5cZ2REBfFkg=="]).status == 400)
-        #expect(try tus.patch(location, offset: 5, first, extra: ["-H", "Upload-Checksum: sha256 \(sha256)"]).status == 204)
-        #expect(try curl([blobd.baseURL + "/v1/blobs/checked"]).text == "hellohello")
-    }
-
-    @Test func termination() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let location = try #require(try tus.create(length: 10).header("Location"))
-        _ = try tus.patch(location, offset: 0, Array("abc".utf8))
-        let deleted = try curl(["-X", "DELETE", "-H", "Tus-Resumable: 1.0.0", blobd.baseURL + location])
-        #expect(deleted.status == 204)
-        #expect(try tus.head(location).status == 404)
-        #expect(try tus.patch(location, offset: 3, Array("d".utf8)).status == 404)
-        #expect((try FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/uploads")).isEmpty)
-    }
-
     @Test func expiry() throws {
         let blobd = try BlobdProcess(["--upload-expiry", "1"])
         let tus = Tus(blobd: blobd)
@@ -167,21 +38,6 @@ struct Tus {
         #expect(eventually(within: 15) { (try? FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/uploads"))?.isEmpty == true },
                 "the sweeper removes the data file")
         #expect([404, 410].contains(try tus.patch(location, offset: 0, [1]).status))
-    }
-
-    @Test func deferredLength() throws {
-        let blobd = try BlobdProcess()
-        let tus = Tus(blobd: blobd)
-        let created = try tus.create(length: nil, metadata: ["key": "deferred"])
-        #expect(created.status == 201)
-        let location = try #require(created.header("Location"))
-        #expect(try tus.head(location).header("Upload-Defer-Length") == "1")
-        #expect(try tus.patch(location, offset: 0, Array("abc".utf8)).status == 204)
-        #expect(try curl([blobd.baseURL + "/v1/blobs/deferred"]).status == 404)
-        let last = try tus.patch(location, offset: 3, Array("def".utf8), extra: ["-H", "Upload-Length: 6"])
-        #expect(last.status == 204)
-        #expect(last.header("Upload-Length") == "6")
-        #expect(try curl([blobd.baseURL + "/v1/blobs/deferred"]).text == "abcdef")
     }
 
     @Test func resumeAfterClientHangsUpMidPatch() throws {
@@ -224,18 +80,6 @@ struct Tus {
         #expect(offset == 600_000, "only bytes saved by a finished request count after a crash")
         #expect(try tus.patch(location, offset: offset, Array(bytes[offset...])).status == 204)
         #expect(try curl([blobd.baseURL + "/v1/blobs/survivor"]).body == bytes)
-    }
-
-    @Test func needsTheWriteScope() throws {
-        let dir = TempDir()
-        let tokens = dir.file("tokens", Array("w write\nr read\n".utf8))
-        chmod(tokens, 0o600)
-        let blobd = try BlobdProcess(["--tokens-file", tokens])
-        let tus = Tus(blobd: blobd)
-        #expect(try tus.create(length: 1).status == 401)
-        #expect(try tus.create(length: 1, extra: ["-H", "Authorization: Bearer r"]).status == 403)
-        #expect(try tus.create(length: 1, extra: ["-H", "Authorization: Bearer w"]).status == 201)
-        #expect(try curl(["-X", "OPTIONS", blobd.baseURL + "/v1/uploads"]).status == 204, "discovery needs no token")
     }
 
     @Test func tuspyClientUpload() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20, item 12: one credential (or, in open access, one client address) may have

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// Issue 20, /v1: content-addressed keys cannot be poisoned (item 6), content types are guessed

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// A throwaway single-node Ceph (mon, OSD, MDS, CephFS) with one ceph-fuse mount per node,

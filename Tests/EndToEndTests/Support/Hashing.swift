@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 
 /// SHA-256 through sha256sum, so the tests check blobd against an independent implementation.
 func sha256Hex(_ bytes: [UInt8]) -> String {
@@ -15,13 +16,4 @@ func sha256Base64(_ bytes: [UInt8]) -> String {
         i += 2
     }
     return Data(raw).base64EncodedString()
-}
-
-/// Parses an IMF-fixdate with Foundation (independent of blobd's parser).
-func parseHTTPDate(_ text: String) -> Date? {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    return formatter.date(from: text)
 }

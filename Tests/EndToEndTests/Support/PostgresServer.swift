@@ -1,4 +1,5 @@
 import Foundation
+import LiveBlobd
 import Testing
 
 /// A throwaway PostgreSQL 15 from Debian's packages: `initdb` into a temp dir (as the

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 /// Where the built `blobd` is: `$BLOBD_BIN`, else next to the test bundle in the build folder.
-func blobdExecutable() -> String {
+public func blobdExecutable() -> String {
     if let path = ProcessInfo.processInfo.environment["BLOBD_BIN"] { return path }
     let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     var folder = URL(fileURLWithPath: testBinary).deletingLastPathComponent()
@@ -15,43 +15,43 @@ func blobdExecutable() -> String {
 }
 
 /// A fresh temporary directory, removed on deinit.
-final class TempDir: Sendable {
-    let path: String
-    init(_ name: String = "blobd-e2e") {
+public final class TempDir: Sendable {
+    public let path: String
+    public init(_ name: String = "blobd-e2e") {
         path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// Writes `bytes` to a file in the directory and returns its path.
-    func file(_ name: String, _ bytes: [UInt8]) -> String {
+    public func file(_ name: String, _ bytes: [UInt8]) -> String {
         let file = path + "/" + name
         _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
         return file
     }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The real `blobd`, launched on 127.0.0.1:0 with a temp data dir, killed on deinit.
-final class BlobdProcess: @unchecked Sendable {
-    let process = ChildProcess()
-    let dataDir: String
-    let port: Int
+public final class BlobdProcess: @unchecked Sendable {
+    public let process = ChildProcess()
+    public let dataDir: String
+    public let port: Int
     private let ownedDir: TempDir?
     /// blobd's stderr goes to a file, not a pipe: a pipe whose reader falls behind fills up,
     /// and blobd then drops log lines after waiting for room (which a test would take for lost
     /// lines); a file never pushes back.
     private let stderrFile = TempDir("blobd-stderr")
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var pid: Int32 { process.processIdentifier }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var pid: Int32 { process.processIdentifier }
 
     /// Starts blobd and waits for its `blobd listening on` line.
-    init(_ arguments: [String] = [], environment: [String: String] = [:], dataDir: String? = nil) throws {
+    public init(_ arguments: [String] = [], environment: [String: String] = [:], dataDir: String? = nil) throws {
         let owned = dataDir == nil ? TempDir("blobd-data") : nil
         ownedDir = owned
         self.dataDir = dataDir ?? (owned?.path ?? "/tmp") + "/data"
@@ -83,14 +83,14 @@ final class BlobdProcess: @unchecked Sendable {
     }
 
     /// Everything blobd wrote to stderr so far.
-    var stderr: String { Self.read(stderrFile.path + "/stderr.log") }
+    public var stderr: String { Self.read(stderrFile.path + "/stderr.log") }
 
     private static func read(_ path: String) -> String {
         String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
     }
 
     /// The S3 listener's port (started with `--s3-listen 127.0.0.1:0`), once it has said so.
-    var s3Port: Int? {
+    public var s3Port: Int? {
         var port: Int?
         eventually(within: 10) {
             port = stderr.range(of: "blobd S3 listening on http://127.0.0.1:").flatMap { range in
@@ -103,7 +103,7 @@ final class BlobdProcess: @unchecked Sendable {
 
     /// Sends `signal` and waits (bounded) for exit; returns the exit status, nil if still running.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM, timeout: Double = 30) -> Int32? {
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 30) -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
@@ -121,7 +121,7 @@ final class BlobdProcess: @unchecked Sendable {
 
 /// Runs a program to completion (bounded) and returns its exit status, stdout and stderr.
 @discardableResult
-func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
+public func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
     let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -153,12 +153,12 @@ func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = nil, tim
 /// subprocess, which closes every other descriptor in the child: Foundation's `Process` learns
 /// of an exit when a descriptor it shares with the child closes, and a daemon would hold it.
 @discardableResult
-func runLeavingDaemons(_ argv: [String], timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
+public func runLeavingDaemons(_ argv: [String], timeout: Double = 120) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
     try run("/usr/bin/python3", ["-c", "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"] + argv, timeout: timeout)
 }
 
 /// Regular files anywhere under `path` (e.g. a data dir's `blobs/`, which holds 256 folders).
-func files(under path: String) -> [String] {
+public func files(under path: String) -> [String] {
     let enumerator = FileManager.default.enumerator(atPath: path)
     var found: [String] = []
     while let name = enumerator?.nextObject() as? String {

@@ -13,22 +13,24 @@ import Glibc
 ///
 /// The child gets stdin, stdout and stderr from the handles given (or /dev/null), every other
 /// descriptor closed, and its own process group, as with `Process`.
-final class ChildProcess: @unchecked Sendable {
-    var executableURL: URL?
-    var arguments: [String] = []
+public final class ChildProcess: @unchecked Sendable {
+    public var executableURL: URL?
+    public var arguments: [String] = []
     /// nil: this process's environment.
-    var environment: [String: String]?
+    public var environment: [String: String]?
     /// A `FileHandle` or a `Pipe`; nil is /dev/null.
-    var standardInput: Any?
-    var standardOutput: Any?
-    var standardError: Any?
+    public var standardInput: Any?
+    public var standardOutput: Any?
+    public var standardError: Any?
 
-    private(set) var processIdentifier: pid_t = 0
+    public private(set) var processIdentifier: pid_t = 0
     /// The wait status once the child has been reaped.
     private let reaped = Mutex<Int32?>(nil)
 
+    public init() {}
+
     /// Starts the child.
-    func run() throws {
+    public func run() throws {
         guard let path = executableURL?.path else { throw TestFailure("ChildProcess: no executable") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -62,7 +64,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// False once the child has exited (it is reaped then).
-    var isRunning: Bool {
+    public var isRunning: Bool {
         reaped.withLock { status in
             guard status == nil, processIdentifier > 0 else { return false }
             var wait: Int32 = 0
@@ -73,17 +75,17 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the child to exit.
-    func waitUntilExit() {
+    public func waitUntilExit() {
         while isRunning { usleep(2_000) }
     }
 
     /// The exit status, or the signal that ended the child (as `Process` reports it).
-    var terminationStatus: Int32 {
+    public var terminationStatus: Int32 {
         let wait = reaped.withLock { $0 } ?? 0
         return wait & 0x7F == 0 ? (wait >> 8) & 0xFF : wait & 0x7F
     }
 
-    func terminate() { kill(processIdentifier, SIGTERM) }
+    public func terminate() { kill(processIdentifier, SIGTERM) }
 
     private static func descriptor(of handle: Any?, for target: Int32) -> Int32? {
         switch handle {

@@ -3,7 +3,7 @@ import Testing
 
 /// Every operation the S3 dialect answers, and every one it refuses, from one classifier:
 /// one row each, including the rows whose parameters would match more than one case.
-@Suite struct S3OperationTests {
+@Suite struct S3ClassifierTests {
     struct Row: Sendable, CustomStringConvertible {
         let method: String
         let target: String

@@ -1,0 +1,61 @@
+import BlobAPIv1
+import HTTPCore
+import BlobS3
+import BlobStore
+import Logging
+import MicroHTTPD
+
+/// The handlers of blobd's listeners, wired the one way the `blobd` executable and the
+/// in-process tests both use: the /v1 `BlobService` and the S3 `S3Service` over one store,
+/// one access policy and one set of metrics.
+public final class BlobdHandlers: Sendable {
+    /// What the handlers are started with, beside the store and the access policy.
+    public struct Settings: Sendable {
+        /// The version the metrics report.
+        public var version: String
+        /// This node's id in a cluster (a metrics label), nil on a single node.
+        public var node: String?
+        /// Seconds a tus upload lives without a PATCH.
+        public var uploadLifetime: Int64
+        /// `--public-url`: put before every `Location`; "" for relative references.
+        public var publicURL: String
+        /// The access log's format; nil for no access log.
+        public var accessLog: AccessLog.Format?
+        /// Peers whose `Forwarded` / `X-Forwarded-For` the access log believes.
+        public var trustedProxies: [NetworkRange]
+
+        public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = []) {
+            self.version = version
+            self.node = node
+            self.uploadLifetime = uploadLifetime
+            self.publicURL = publicURL
+            self.accessLog = accessLog
+            self.trustedProxies = trustedProxies
+        }
+    }
+
+    public let metrics: Metrics
+    /// The /v1 and tus handler.
+    public let v1: BlobService
+    private let store: BlobStore
+    private let access: AccessPolicy
+    private let logger: Logger
+    private let accessLog: AccessLog?
+
+    public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
+        self.store = store
+        self.access = access
+        self.logger = logger
+        metrics = Metrics(version: settings.version, node: settings.node)
+        accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
+        v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL)
+    }
+
+    /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
+    /// (it starts its own commit threads).
+    public func makeS3() -> S3Service {
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog)
+    }
+}
