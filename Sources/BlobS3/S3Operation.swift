@@ -1,3 +1,6 @@
+import HTTPCore
+import MicroHTTPD
+
 /// The one S3 operation a request asks for, from its method, the shape of its target (service,
 /// bucket, object), the names of its query parameters and whether it names a copy source.
 /// `classify` is the only place that decides; `S3Service.perform` switches over the result.
@@ -82,6 +85,30 @@ enum S3Operation: String, Sendable, CaseIterable {
         case "GET", "HEAD": .getObject
         case "DELETE": .deleteObject
         default: .methodNotAllowed
+        }
+    }
+
+    /// The operation of a request, by `classify`.
+    init(_ head: HTTPRequestHead, target: S3Service.Target, query: [(name: String, value: [UInt8])]) {
+        self = Self.classify(method: head.method, target: target, parameters: query.map(\.name),
+                             copySource: head["x-amz-copy-source"] != nil)
+    }
+
+    /// The scope the operation needs (`AccessPolicy.allows`): a read, a delete (DeleteObjects
+    /// and aborting an upload too), or a write; a refused operation needs its method's.
+    func scope(method: String) -> Scope {
+        switch self {
+        case .listBuckets, .headBucket, .listObjects, .listMultipartUploads, .getBucketLocation, .getBucketVersioning,
+             .getBucketACL, .getBucketConfiguration, .getObject, .getObjectACL, .getObjectAttributes,
+             .getObjectConfiguration, .listParts:
+            .read
+        case .deleteBucket, .deleteObject, .deleteObjects, .abortMultipartUpload:
+            .delete
+        case .createBucket, .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload,
+             .putBucketACLOrVersioning, .putObjectACL:
+            .write
+        case .unsupportedSubresource, .methodNotAllowed:
+            method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
         }
     }
 

@@ -7,10 +7,8 @@ import MicroHTTPD
 extension S3Service {
     /// Runs the operation `classify` chose for a request already authorized: a flat table, one
     /// case per operation.
-    func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
-               authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        let operation = S3Operation.classify(method: head.method, target: target, parameters: query.map(\.name),
-                                             copySource: head["x-amz-copy-source"] != nil)
+    func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
+                 authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
         if operation.checksVersionAndACLs {
             if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
                 throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")

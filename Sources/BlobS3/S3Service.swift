@@ -71,15 +71,18 @@ public final class S3Service: HTTPHandler {
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query),
+            let operation = S3Operation(head, target: target, query: query)
+            let authorized = try authorize(head, query: query, scope: operation.scope(method: head.method),
                                            presigned: presigned.map { ($0, known) })
             // The operation sees its own parameters, not the presigned URL's signature.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
             if let authorized, authorized.signed == nil, head["Authorization"] == nil {
+                // SigV2 presigned: header fields may travel in the query (a copy source too).
                 let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
-                return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+                return try perform(S3Operation(head, target: target, query: parameters), head, query: parameters, target: target,
+                                   authorized: authorized, requestID: requestID)
             }
-            return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+            return try perform(operation, head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
         }
@@ -141,16 +144,6 @@ public final class S3Service: HTTPHandler {
             throw S3Error(.invalidArgument, "The object key is not valid UTF-8.")
         }
         return .object(bucket: bucket, key: key)
-    }
-
-    /// The scope a request needs: DeleteObjects (a POST on a bucket with `?delete`) deletes.
-    static func scope(_ method: String, target: Target, query: [(name: String, value: [UInt8])]) -> Scope {
-        switch (method, target) {
-        case ("GET", _), ("HEAD", _): return .read
-        case ("DELETE", _): return .delete
-        case ("POST", .bucket) where query.contains(where: { $0.name == "delete" }): return .delete
-        default: return .write
-        }
     }
 
     func xmlResponse(_ xml: String, requestID: String, status: Int = 200) -> HTTPResponse {

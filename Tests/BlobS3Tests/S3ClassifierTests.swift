@@ -1,3 +1,4 @@
+import HTTPCore
 import Testing
 @testable import BlobS3
 
@@ -108,6 +109,18 @@ import Testing
     @Test func everyOperationHasARow() {
         let named = Set(Self.rows.map(\.operation))
         #expect(named == Set(S3Operation.allCases))
+    }
+
+    /// Each operation's scope is the one the method and target called for before there were
+    /// operations: reads read, deletes (and DeleteObjects) delete, everything else writes.
+    @Test(arguments: rows) func scopes(_ row: Row) {
+        let expected: Scope = switch (row.method, row.target) {
+        case ("GET", _), ("HEAD", _): .read
+        case ("DELETE", _): .delete
+        case ("POST", "/b") where row.query.contains("delete"): .delete
+        default: .write
+        }
+        #expect(row.operation.scope(method: row.method) == expected)
     }
 
     /// Only the subresource answers skip the version and ACL checks.
