@@ -32,20 +32,22 @@ let package = Package(
         // MD5 and SHA-256 of the same bytes in one pass, interleaved so that SHA-256 (on the
         // CPU's SHA extensions) hides in MD5's dependency chain; on OpenSSL's own contexts.
         .target(name: "CDigests", dependencies: ["CCrypto"]),
+        // The one checked path for system calls (EINTR retried, EBADF fatal) and a typed file descriptor.
+        .target(name: "SystemCalls"),
         // The Swift face of libmicrohttpd: daemon, request head, responses. No blob logic.
-        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD"]),
+        .target(name: "MicroHTTPD", dependencies: ["CMicroHTTPD", "SystemCalls"]),
         // The Swift face of libpq: connections, prepared statements, a bounded pool.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Files, streams and the index (SQLite on one node, PostgreSQL for several). No HTTP.
         .target(name: "BlobStore", dependencies: [
-            "CCrypto", "CDigests", "CFileSystem", "PostgresClient",
+            "CCrypto", "CDigests", "CFileSystem", "PostgresClient", "SystemCalls",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // What every HTTP dialect shares: ranges, preconditions, dates, percent-encoding, digest
         // fields, framing checks, representation headers, body plans, metrics, logging, access.
         .target(name: "HTTPCore", dependencies: [
-            "MicroHTTPD", "BlobStore",
+            "MicroHTTPD", "BlobStore", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The /v1 dialect and tus 1.0: a route table, problem+json.
@@ -73,6 +75,7 @@ let package = Package(
         // The HTTP core and the /v1 dialect, without a socket.
         .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
         .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
         // links no module of blobd.
         .target(name: "LiveBlobd", path: "Tests/LiveBlobd"),

@@ -15,7 +15,7 @@ public final class BlobService: HTTPHandler {
     /// Seconds a resumable upload may sit idle before it expires.
     public let uploadLifetime: Int64
     /// Threads that make uploads durable (fsync, link, index commit) off the HTTP workers.
-    let committers: WorkerPool
+    public let committers: BlockingPool
     let logger: Logger
     /// One line per request; nil for none.
     let accessLog: AccessLog?
@@ -30,7 +30,7 @@ public final class BlobService: HTTPHandler {
         self.store = store
         self.publicURL = publicURL
         self.accessLog = accessLog
-        self.committers = WorkerPool(threads: commitThreads)
+        self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)
         self.access = access
         self.metrics = metrics
         self.uploadLifetime = uploadLifetime

@@ -40,6 +40,7 @@ public struct Problem: Equatable, Sendable {
     }
 
     /// The problem of a store failure.
+    // long-functions: flat table (one case per error, nothing else), allowed over 60 lines.
     init(_ error: StoreError) {
         switch error {
         case .invalidKey(let reason):

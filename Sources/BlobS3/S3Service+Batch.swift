@@ -70,10 +70,10 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
     /// The Key of the Object being read, and the text of Quiet.
     private var key: [UInt8]?
     private var quiet: [UInt8] = []
-    private let committers: WorkerPool
+    private let committers: BlockingPool
     private let respond: (Result<Request, any Error>) -> HTTPResponse
 
-    init(expectedSHA256: [UInt8]?, committers: WorkerPool, respond: @escaping (Result<Request, any Error>) -> HTTPResponse) {
+    init(expectedSHA256: [UInt8]?, committers: BlockingPool, respond: @escaping (Result<Request, any Error>) -> HTTPResponse) {
         self.expectedSHA256 = expectedSHA256
         self.committers = committers
         self.respond = respond
@@ -165,10 +165,10 @@ final class BufferedBody: HTTPBodyConsumer {
     private var bytes: [UInt8] = []
     private var overflow = false
     private let limit: Int
-    private let committers: WorkerPool?
+    private let committers: BlockingPool?
     private let respond: ([UInt8]?) -> HTTPResponse
 
-    init(limit: Int, committers: WorkerPool? = nil, respond: @escaping ([UInt8]?) -> HTTPResponse) {
+    init(limit: Int, committers: BlockingPool? = nil, respond: @escaping ([UInt8]?) -> HTTPResponse) {
         self.limit = limit
         self.committers = committers
         self.respond = respond

@@ -39,7 +39,7 @@ extension S3Service {
         return .receive(BufferedBody(limit: 0, committers: committers) { [self] _ in
             do {
                 let descriptor = try blob.takeDescriptor()
-                defer { close(descriptor) }
+                defer { descriptor.close() }
                 var checksum = blob.record.checksum
                 var partChecksums = blob.record.partChecksums
                 if let digests, let algorithm = digests.algorithm {

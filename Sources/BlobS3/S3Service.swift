@@ -17,7 +17,7 @@ public final class S3Service: HTTPHandler {
     let metrics: Metrics
     let logger: Logger
     /// Threads that make uploads durable off the HTTP workers.
-    let committers: WorkerPool
+    public let committers: BlockingPool
     /// One line per request (route `s3`, key `BUCKET/KEY`); nil for none.
     let accessLog: AccessLog?
     /// Presigned URLs already verified, so a repeated one skips SigV4's work.
@@ -33,7 +33,7 @@ public final class S3Service: HTTPHandler {
         self.access = access
         self.metrics = metrics
         self.logger = logger
-        self.committers = WorkerPool(threads: commitThreads)
+        self.committers = BlockingPool(name: "blobd-s3-commit", threads: commitThreads)
     }
 
     /// What a request names.

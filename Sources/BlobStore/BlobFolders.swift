@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,22 +9,22 @@ import Glibc
 /// when the store fails to open after they were opened, so a failed start leaks none of them.
 final class BlobFolders: Sendable {
     /// The open folders, in `BlobRecord.folders` order.
-    let descriptors: [Int32]
+    let descriptors: [FileDescriptor]
 
     /// Opens `directory/blobs/ab/` for every `ab`; if one cannot be opened, none stays open.
     init(directory: String) throws(StoreError) {
-        var descriptors: [Int32] = []
+        var descriptors: [FileDescriptor] = []
         descriptors.reserveCapacity(BlobRecord.folders.count)
         do {
             for folder in BlobRecord.folders {
                 descriptors.append(try FileSystem.open("\(directory)/blobs/\(folder)", O_RDONLY | O_DIRECTORY))
             }
         } catch {
-            descriptors.forEach { close($0) }
+            descriptors.forEach { $0.close() }
             throw error
         }
         self.descriptors = descriptors
     }
 
-    deinit { descriptors.forEach { close($0) } }
+    deinit { descriptors.forEach { $0.close() } }
 }

@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,18 +112,14 @@ extension BlobStore {
     private enum Verdict { case intact, missing, corrupt }
 
     private func verify(_ record: BlobRecord) throws(StoreError) -> Verdict {
-        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
-        if descriptor < 0 {
-            if errno == ENOENT { return .missing }
-            throw FileSystem.error("open \(path(of: record))", errno)
-        }
-        defer { close(descriptor) }
+        guard let descriptor = try FileSystem.openIfExists(path(of: record)) else { return .missing }
+        defer { descriptor.close() }
         var hasher = SHA256Hasher()
         var size: UInt64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { buffer.deallocate() }
         while true {
-            let n = try FileSystem.retrying("read") { read(descriptor, buffer.baseAddress, buffer.count) }
+            let n = try FileSystem.mapping("read") { () throws(Errno) in try descriptor.read(into: buffer) }
             if n == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
             size += UInt64(n)

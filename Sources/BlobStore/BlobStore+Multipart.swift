@@ -1,5 +1,7 @@
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -114,9 +116,9 @@ extension BlobStore {
     /// Streams part `part` into `stream`.
     private func append(_ part: UploadedPart, of id: String, to stream: BlobWriteStream,
                         reading: ((UnsafeRawBufferPointer) -> Void)?) throws(StoreError) {
-        let descriptor = try FileSystem.open(partPath(id, part), O_RDONLY)
-        defer { close(descriptor) }
-        try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
+        try FileSystem.open(partPath(id, part), O_RDONLY).closeAfter { descriptor throws(StoreError) in
+            try stream.write(contentsOf: descriptor, count: part.size, reading: reading)
+        }
     }
 
     /// What a repeated Complete of `id` answers, if `id` completed into `key`: the object's ETag
@@ -160,16 +162,21 @@ extension BlobStore {
         }
         // Part files whose upload is gone or completed: left by a crash between the index
         // update and the unlink. (Every upload's row exists before any of its part files.)
+        var indexError: StoreError?
         for name in FileSystem.contents(of: directory + "/uploads") where name.hasPrefix("mp-") {
             let id = String(name.dropFirst(3).prefix(32))
             let upload: MultipartUpload?
-            do {
+            do throws(StoreError) {
                 upload = try multipartIndex.multipart(id)
             } catch {
-                continue  // the index did not answer: keep the file
+                indexError = error  // the index did not answer: keep the file, say so once below
+                continue
             }
             if let upload, upload.completedETag == nil { continue }
             FileSystem.remove(directory + "/uploads/" + name)
+        }
+        if let indexError {
+            logger.error("Cannot check multipart part files against the index; they stay", metadata: ["error": "\(indexError)"])
         }
         return removed
     }
@@ -200,7 +207,7 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
     /// The part it holds in `BlobStore.partsInFlight`.
     let claim: String
 
-    init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: Int32,
+    init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: FileDescriptor,
          expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
         self.store = store
         self.upload = upload

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,9 +19,9 @@ extension BlobStore {
     public func markStoppedCleanly() {
         pending.sync()
         do throws(StoreError) {
-            let descriptor = try FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC)
-            defer { close(descriptor) }
-            try FileSystem.sync(descriptor)
+            try FileSystem.open(nodeDirectory + "/" + Self.cleanStopMark, O_WRONLY | O_CREAT | O_TRUNC).closeAfter {
+                descriptor throws(StoreError) in try FileSystem.sync(descriptor)
+            }
             try FileSystem.syncDirectory(directory + "/tmp")
         } catch {
             // The next start then looks for orphans of a power cut, which finds none.
@@ -96,7 +98,7 @@ extension BlobStore {
     func reclaimRecentOrphans() throws(StoreError) {
         var changed: [(folder: Int, seconds: Int)] = []
         for (folder, descriptor) in blobFolders.descriptors.enumerated() {
-            if let status = FileSystem.status(descriptor) { changed.append((folder, Int(status.st_mtim.tv_sec))) }
+            if let status = try? descriptor.status() { changed.append((folder, Int(status.st_mtim.tv_sec))) }
         }
         guard let newest = changed.map(\.seconds).max() else { return }
         var removed = 0

@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,8 +15,7 @@ extension BlobStore {
         if let length, length > sizeLimit { throw .tooLarge(limit: sizeLimit) }
         try checkFreeSpace(needed: length ?? 0)
         let id = FileSystem.randomID()
-        let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY | O_CREAT | O_EXCL)
-        close(descriptor)
+        try FileSystem.open(uploadPath(id), O_WRONLY | O_CREAT | O_EXCL).close()
         try FileSystem.syncDirectory(directory + "/uploads")
         let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
                                   key: key, attributes: attributes, expires: Int64(time(nil)) + lifetime)
@@ -77,10 +78,12 @@ extension BlobStore {
             }
             let descriptor = try FileSystem.open(uploadPath(id), O_WRONLY)
             // Bytes past the saved offset were never acknowledged (a crash mid-request): drop them.
-            guard FileSystem.truncate(descriptor, to: off_t(offset)), lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
-                let code = errno
-                close(descriptor)
-                throw FileSystem.error("truncate upload", code)
+            do throws(Errno) {
+                try descriptor.truncate(to: offset)
+                try descriptor.seek(to: offset)
+            } catch {
+                descriptor.close()
+                throw FileSystem.error("truncate upload", error.code)
             }
             record.expires = Int64(time(nil)) + lifetime
             // The append owns the descriptor and releases the claim when it ends.

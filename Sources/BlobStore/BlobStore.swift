@@ -2,6 +2,8 @@ import Logging
 import PostgresClient
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,7 +98,7 @@ public final class BlobStore: Sendable {
     private static func makeNodeDirectory(in directory: String, options: BlobStoreOptions) throws(StoreError) -> String {
         // A cluster's data directory opened as a single node's would lose the cluster's blobs to
         // recovery against an empty SQLite index.
-        if !options.isShared && access(directory + "/nodes", F_OK) == 0 { throw .dataDirectoryIsShared(path: directory) }
+        if !options.isShared && FileSystem.isAccessible(directory + "/nodes") { throw .dataDirectoryIsShared(path: directory) }
         let nodeDirectory: String
         if options.isShared {
             try FileSystem.makeDirectory(directory + "/nodes")
@@ -126,7 +128,7 @@ public final class BlobStore: Sendable {
         case .sqlite:
             // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
             // mode, are blobd's only too.
-            close(try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT))
+            try FileSystem.open(directory + "/index.sqlite", O_RDONLY | O_CREAT).close()
             let index = try SQLiteBlobIndex(path: directory + "/index.sqlite", invalidKeys: invalidKeys, beforeCommit: syncFolders)
             // The record cache is coherent only while this process is the index's one writer.
             return OpenedIndex(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, shared: nil)
@@ -152,7 +154,7 @@ public final class BlobStore: Sendable {
         // first: after a crash `recover()` removes the file unless the index has it.
         let version = Self.newVersion()
         let entry = try pending.add(version)
-        let descriptor: Int32
+        let descriptor: FileDescriptor
         do {
             descriptor = try FileSystem.open(path(ofVersion: version), O_WRONLY | O_CREAT | O_EXCL)
         } catch {
@@ -183,7 +185,7 @@ public final class BlobStore: Sendable {
     public func checkReady() throws(StoreError) {
         // A query that passes the record cache, so the index itself must answer.
         _ = try index.containsVersion("")
-        guard access(nodeDirectory, W_OK) == 0, access(directory + "/blobs", W_OK) == 0 else {
+        guard FileSystem.isAccessible(nodeDirectory, W_OK), FileSystem.isAccessible(directory + "/blobs", W_OK) else {
             throw .io(operation: "access \(directory)", errno: errno)
         }
         try checkFreeSpace()
@@ -221,11 +223,7 @@ public final class BlobStore: Sendable {
 
     /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
     private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
-        let descriptor = FileSystem.interruptible { Glibc.open(path(of: record), O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else {
-            if errno != ENOENT { throw FileSystem.error("open blob", errno) }
-            return nil
-        }
+        guard let descriptor = try FileSystem.openIfExists(path(of: record)) else { return nil }
         return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
 
@@ -258,7 +256,7 @@ public final class BlobStore: Sendable {
     /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
                  if condition: (BlobRecord?) -> Bool) throws(StoreError) -> StoredBlob {
-        crash(at: .beforeLink)
+        reached(.beforeLink)
         try FileSystem.link(file, path(of: record))
         return try withoutActuallyEscaping(condition) { condition throws(StoreError) in
             try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
@@ -269,7 +267,7 @@ public final class BlobStore: Sendable {
     /// entry is forgotten once the commit is durable. `completion` as in `BlobIndex.commit`.
     func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: @escaping (BlobRecord?) -> Bool,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
-        crash(at: .beforeLink)
+        reached(.beforeLink)
         commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
     }
 
@@ -292,8 +290,7 @@ public final class BlobStore: Sendable {
             completion(.failure(.keyNotContentDigest(actual: record.sha256)))
             return
         }
-        crash(at: .afterLink)
-        if options.commitDelay > 0 { usleep(UInt32(min(options.commitDelay, 60) * 1_000_000)) }
+        reached(.afterLink)
         // The index fsyncs the file's folder before the transaction (see `init`).
         index.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
             switch result {
@@ -301,7 +298,7 @@ public final class BlobStore: Sendable {
                 FileSystem.remove(path(of: record))
                 completion(.failure(error))
             case .success(let outcome):
-                crash(at: .afterCommit)
+                reached(.afterCommit)
                 switch uncommitted {
                 case .pending(let entry): pending.forget(entry)
                 case .file(let path): FileSystem.remove(path)
@@ -324,8 +321,8 @@ public final class BlobStore: Sendable {
         index.collectedGarbage(version)
     }
 
-    private func crash(at point: BlobStoreOptions.CrashPoint) {
-        if options.crashPoint == point { kill(getpid(), SIGKILL) }
+    private func reached(_ step: CommitStep) {
+        options.commitHooks?.reached(step)
     }
 
     /// The file holding `record`'s version.

@@ -9,11 +9,9 @@ public struct BlobStoreOptions: Sendable {
     /// Unfinished uploads (tus and multipart together) one credential, or in open access one
     /// client address, may have; 0 for no limit.
     public var maxOpenUploads: Int = 1000
-    /// For crash tests only: the process kills itself with SIGKILL at this step of a commit.
-    public var crashPoint: CrashPoint?
-    /// For tests only: seconds every index commit of a new version waits first, so a test can
-    /// hold a commit while it probes the server (shutdown, worker threads).
-    public var commitDelay: Double = 0
+    /// Told each step of a commit; nil in production. Only the tests' build of blobd sets it
+    /// (to crash or hold a commit at a step), so the write path itself carries no test code.
+    public var commitHooks: CommitHooks?
     /// Where the index is: SQLite in the data directory (one node), or PostgreSQL shared by
     /// several nodes whose data directory is one shared file system.
     public var index: IndexLocation = .sqlite
@@ -33,22 +31,31 @@ public struct BlobStoreOptions: Sendable {
     /// True when several nodes share the index and the data directory.
     public var isShared: Bool { index != .sqlite }
 
-    /// Steps of a commit where a crash test can stop the process.
-    public enum CrashPoint: String, Sendable, CaseIterable {
-        /// The file is written and fsynced; not yet linked into `blobs/` (a completed resumable
-        /// upload) or its folder not yet fsynced (a PUT or POST, written in place).
-        case beforeLink = "before-link"
-        /// The file is in `blobs/`, the index not yet committed.
-        case afterLink = "after-link"
-        /// The index is committed, the response not yet sent.
-        case afterCommit = "after-commit"
-    }
-
     /// Creates options.
-    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0, crashPoint: CrashPoint? = nil, commitDelay: Double = 0) {
+    public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0) {
         self.maxBlobSize = maxBlobSize
         self.minFreeBytes = minFreeBytes
-        self.crashPoint = crashPoint
-        self.commitDelay = commitDelay
     }
+}
+
+/// What the store tells of each step of a commit, for tests that crash or hold the process
+/// there (`BlobStoreOptions.commitHooks`).
+public struct CommitHooks: Sendable {
+    /// Called on the committing thread when a commit reaches a step.
+    public let reached: @Sendable (CommitStep) -> Void
+
+    public init(reached: @escaping @Sendable (CommitStep) -> Void) {
+        self.reached = reached
+    }
+}
+
+/// Steps of a commit that `CommitHooks` are told of.
+public enum CommitStep: String, Sendable, CaseIterable {
+    /// The file is written and fsynced; not yet linked into `blobs/` (a completed resumable
+    /// upload) or its folder not yet fsynced (a PUT or POST, written in place).
+    case beforeLink = "before-link"
+    /// The file is in `blobs/`, the index not yet committed.
+    case afterLink = "after-link"
+    /// The index is committed, the response not yet sent.
+    case afterCommit = "after-commit"
 }

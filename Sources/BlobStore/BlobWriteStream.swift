@@ -1,3 +1,5 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +25,7 @@ public final class BlobWriteStream {
     public var size: UInt64 { writer.size }
 
     /// Takes ownership of `descriptor`, the new empty file of `version`, logged as `pending`.
-    init(store: BlobStore, version: String, pending: PendingWrites.Entry, descriptor: Int32,
+    init(store: BlobStore, version: String, pending: PendingWrites.Entry, descriptor: FileDescriptor,
          expectedSize: UInt64?, limit: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
         self.store = store
         self.version = version
@@ -115,14 +117,16 @@ public final class BlobWriteStream {
     /// Appends the first `count` bytes of the open file `descriptor` (a part, a copy's source),
     /// read with pread in 1 MiB pieces, each shown to `reading` first; the descriptor stays the
     /// caller's.
-    public func write(contentsOf descriptor: Int32, count: UInt64,
+    public func write(contentsOf descriptor: FileDescriptor, count: UInt64,
                       reading: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(StoreError) {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0
         while offset < count {
             let wanted = Int(min(UInt64(buffer.count), count - offset))
-            let read = try FileSystem.retrying("read") {
-                buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
+            let read = try FileSystem.mapping("read") { () throws(Errno) in
+                try buffer.withUnsafeMutableBytes { buffer in
+                    Result { () throws(Errno) in try descriptor.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted])) }
+                }.get()
             }
             guard read > 0 else { throw .io(operation: "read", errno: EIO) }
             try buffer.withUnsafeBytes { bytes in
@@ -138,7 +142,7 @@ public final class BlobWriteStream {
     /// SHA-256 is `sha256`: inside the kernel where the file system can (copy_file_range, so
     /// the bytes never pass through user space), else through `write(contentsOf:count:)`,
     /// which hashes them. Nothing may be written after it.
-    public func copy(contentsOf descriptor: Int32, count: UInt64, sha256: [UInt8]) throws(StoreError) {
+    public func copy(contentsOf descriptor: FileDescriptor, count: UInt64, sha256: [UInt8]) throws(StoreError) {
         do throws(StoreError) {
             // A stream with a BodyHasher must see the bytes, so it never copies in the kernel.
             if writer.bodyHasher == nil, try writer.copyInKernel(from: descriptor, count: count) {

@@ -1,25 +1,31 @@
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Thin POSIX helpers: EINTR retried, errno turned into `StoreError`. Every system call blobd
-/// makes goes through `interruptible(_:)`, directly or through `retrying(_:_:)`.
+/// The store's POSIX helpers over `SystemCalls` (EINTR retried, EBADF fatal): errno turned
+/// into `StoreError`, a full disk or quota into `insufficientStorage`. Every system call of the
+/// store goes through `SystemCall`, directly or through `FileDescriptor` and these helpers.
 public enum FileSystem {
-    /// Runs a system call that returns -1 and sets errno on failure again while it fails with
-    /// EINTR; returns its last result, with errno as that call left it.
-    @inlinable
-    public static func interruptible<Result: BinaryInteger>(_ call: () -> Result) -> Result {
-        while true {
-            let result = call()
-            if result != -1 || errno != EINTR { return result }
+    /// Runs a system call that returns -1 and sets errno on failure; a failure throws.
+    @discardableResult
+    static func checked<Result: BinaryInteger>(_ operation: @autoclosure () -> String, _ name: StaticString,
+                                               _ call: () -> Result) throws(StoreError) -> Result {
+        do throws(Errno) {
+            return try SystemCall.checked(name, call)
+        } catch {
+            throw Self.error(operation(), error.code)
         }
     }
 
-    /// Runs a system call until it does not fail with EINTR; a failure throws.
-    static func retrying(_ operation: String, _ call: () -> Int) throws(StoreError) -> Int {
-        let result = interruptible(call)
-        if result >= 0 { return result }
-        throw error(operation, errno)
+    /// Runs `body`, turning its errno into the store's error for `operation`.
+    static func mapping<R>(_ operation: @autoclosure () -> String, _ body: () throws(Errno) -> R) throws(StoreError) -> R {
+        do throws(Errno) {
+            return try body()
+        } catch {
+            throw Self.error(operation(), error.code)
+        }
     }
 
     /// The error for a failed call; a full disk or quota is `insufficientStorage`.
@@ -28,12 +34,8 @@ public enum FileSystem {
     }
 
     /// Writes all of `buffer` at the descriptor's current offset.
-    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws(StoreError) {
-        var done = 0
-        while done < buffer.count {
-            let rest = UnsafeRawBufferPointer(rebasing: buffer[done...])
-            done += try retrying("write") { write(descriptor, rest.baseAddress, rest.count) }
-        }
+    static func writeAll(_ descriptor: FileDescriptor, _ buffer: UnsafeRawBufferPointer) throws(StoreError) {
+        try mapping("write") { () throws(Errno) in try descriptor.writeAll(buffer) }
     }
 
     /// Files and folders blobd makes are its own only, whatever the umask: blobs are readable
@@ -44,40 +46,50 @@ public enum FileSystem {
     /// Opens `path`; the caller closes the returned descriptor. With `O_CREAT` the file gets
     /// `fileMode` exactly: the umask can only take bits away, so a umask that takes the owner's
     /// (0277) is undone by fchmod.
-    static func open(_ path: String, _ flags: Int32) throws(StoreError) -> Int32 {
-        let descriptor = Int32(try retrying("open \(path)") { Int(Glibc.open(path, flags | O_CLOEXEC, fileMode)) })
-        // EPERM: a file that was there already and is not blobd's, which it leaves as it is.
-        if flags & O_CREAT != 0 && interruptible({ fchmod(descriptor, fileMode) }) != 0 && errno != EPERM {
-            let code = errno
-            close(descriptor)
-            throw error("fchmod \(path)", code)
-        }
+    static func open(_ path: String, _ flags: Int32) throws(StoreError) -> FileDescriptor {
+        let descriptor = try mapping("open \(path)") { () throws(Errno) in try FileDescriptor.open(path, flags, permissions: fileMode) }
+        guard flags & O_CREAT != 0 else { return descriptor }
+        do throws(Errno) {
+            try descriptor.setPermissions(fileMode)
+        } catch let error where error.code != EPERM {  // EPERM: a file that was there already and is not blobd's, left as it is.
+            descriptor.close()
+            throw Self.error("fchmod \(path)", error.code)
+        } catch {}
         return descriptor
     }
 
+    /// Opens an existing file for reading; nil if there is none at `path`.
+    static func openIfExists(_ path: String) throws(StoreError) -> FileDescriptor? {
+        do throws(Errno) {
+            return try FileDescriptor.open(path, O_RDONLY)
+        } catch let error where error.code == ENOENT {
+            return nil
+        } catch {
+            throw Self.error("open \(path)", error.code)
+        }
+    }
+
     /// fsync(2) of a file.
-    static func sync(_ descriptor: Int32) throws(StoreError) {
-        _ = try retrying("fsync") { Int(fsync(descriptor)) }
+    static func sync(_ descriptor: FileDescriptor) throws(StoreError) {
+        try mapping("fsync") { () throws(Errno) in try descriptor.sync() }
     }
 
     /// fdatasync(2): the file's bytes and size are durable (not its times).
-    static func syncData(_ descriptor: Int32) throws(StoreError) {
-        _ = try retrying("fdatasync") { Int(fdatasync(descriptor)) }
+    static func syncData(_ descriptor: FileDescriptor) throws(StoreError) {
+        try mapping("fdatasync") { () throws(Errno) in try descriptor.syncData() }
     }
 
     /// fsync(2) of a directory, so a rename or unlink in it is durable.
     static func syncDirectory(_ path: String) throws(StoreError) {
-        let descriptor = try open(path, O_RDONLY | O_DIRECTORY)
-        defer { close(descriptor) }
-        try sync(descriptor)
+        try open(path, O_RDONLY | O_DIRECTORY).closeAfter { descriptor throws(StoreError) in try sync(descriptor) }
     }
 
     /// Creates a directory; returns false if it was already there.
     @discardableResult
     static func makeDirectory(_ path: String) throws(StoreError) -> Bool {
-        if interruptible({ mkdir(path, folderMode) }) == 0 {
+        if SystemCall.run("mkdir", { mkdir(path, folderMode) }) == 0 {
             // As for files: the umask may have taken the owner's bits.
-            guard interruptible({ chmod(path, folderMode) }) == 0 || errno == EPERM else { throw error("chmod \(path)", errno) }
+            guard SystemCall.run("chmod", { chmod(path, folderMode) }) == 0 || errno == EPERM else { throw error("chmod \(path)", errno) }
             return true
         }
         if errno == EEXIST { return false }
@@ -86,30 +98,23 @@ public enum FileSystem {
 
     /// rename(2).
     static func rename(_ from: String, _ to: String) throws(StoreError) {
-        _ = try retrying("rename \(from)") { Int(Glibc.rename(from, to)) }
+        try checked("rename \(from)", "rename") { Glibc.rename(from, to) }
     }
 
     /// link(2): a second name for a file.
     static func link(_ from: String, _ to: String) throws(StoreError) {
-        _ = try retrying("link \(to)") { Int(Glibc.link(from, to)) }
+        try checked("link \(to)", "link") { Glibc.link(from, to) }
     }
 
     /// unlink(2), ignoring a file that is already gone; true if this call removed it.
     @discardableResult
     static func remove(_ path: String) -> Bool {
-        interruptible { unlink(path) } == 0
+        SystemCall.run("unlink") { unlink(path) } == 0
     }
 
-    /// ftruncate(2), a file cut (or grown) to `size` bytes; false (errno set) if it failed.
-    @discardableResult
-    static func truncate(_ descriptor: Int32, to size: off_t) -> Bool {
-        interruptible { ftruncate(descriptor, size) } == 0
-    }
-
-    /// fstat(2) of an open file; nil (errno set) if it failed.
-    static func status(_ descriptor: Int32) -> stat? {
-        var status = stat()
-        return interruptible({ fstat(descriptor, &status) }) == 0 ? status : nil
+    /// Whether `path` exists (access(2) with F_OK), or is writable (`W_OK`).
+    static func isAccessible(_ path: String, _ mode: Int32 = F_OK) -> Bool {
+        SystemCall.run("access") { access(path, mode) } == 0
     }
 
     /// Bytes and inodes available to unprivileged users on the file system holding `path`; nil
@@ -118,7 +123,7 @@ public enum FileSystem {
     /// the file system has no fixed number of them (btrfs reports 0).
     static func space(at path: String) -> (bytes: UInt64, inodes: (free: UInt64, total: UInt64)?)? {
         var info = statvfs()
-        guard interruptible({ statvfs(path, &info) }) == 0, info.f_blocks > 0 else { return nil }
+        guard SystemCall.run("statvfs", { statvfs(path, &info) }) == 0, info.f_blocks > 0 else { return nil }
         let bytes = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
         let inodes = info.f_files > 0 ? (free: UInt64(info.f_favail), total: UInt64(info.f_files)) : nil
         return (bytes.overflow ? .max : bytes.partialValue, inodes)
@@ -140,16 +145,16 @@ public enum FileSystem {
 
     /// The bytes of a small file, or nil if it cannot be read.
     static func contents(ofFile path: String) -> [UInt8]? {
-        let descriptor = interruptible { Glibc.open(path, O_RDONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = interruptible { buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
-            guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
-            bytes += buffer[..<count]
+        guard let descriptor = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+        return descriptor.closeAfter { descriptor in
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                guard let count = try? buffer.withUnsafeMutableBytes({ try descriptor.read(into: $0) })
+                else { return nil }
+                if count == 0 { return bytes }
+                bytes += buffer[..<count]
+            }
         }
     }
 

@@ -28,10 +28,12 @@ final class CommitRequest: @unchecked Sendable {
 
 /// Group commit: concurrent commits share one transaction (one WAL flush). The caller that
 /// finds no batch running commits everything queued, in order, and calls their completions; if
-/// more has been queued meanwhile, the next batch runs on a dispatch thread. The others return
+/// more has been queued meanwhile, the next batch runs on the group commit's own thread. The others return
 /// at once: nobody sleeps waiting for a batch, and no thread needs waking when it is done.
 final class GroupCommit: Sendable {
     private let state = Mutex((queue: [CommitRequest](), running: false))
+    /// Runs the batches queued while one ran (one at a time, so one thread).
+    private let continuation = BlockingPool(name: "blobd-group-commit", threads: 1)
 
     /// Queues `request`. `commitBatch` commits a batch, setting every request's `result`;
     /// `afterBatch` runs after each batch's completions (SQLite checkpoints there). Every
@@ -58,6 +60,6 @@ final class GroupCommit: Sendable {
             state.running = !state.queue.isEmpty
             return state.running
         }
-        if more { DispatchQueue.global().async { self.runBatch(commitBatch, afterBatch) } }
+        if more { continuation.submit { self.runBatch(commitBatch, afterBatch) } }
     }
 }

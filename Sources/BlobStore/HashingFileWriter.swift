@@ -1,5 +1,7 @@
 import CFileSystem
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +18,7 @@ final class HashingFileWriter {
     static let writebackWindow: UInt64 = 8 * 1024 * 1024
 
     /// The file; owned by the writer, closed by `close()` or deinit.
-    private(set) var descriptor: Int32
+    private(set) var descriptor: FileDescriptor?
     private var buffer: UnsafeMutableRawBufferPointer
     /// Whether `buffer` is the body hasher's, not the writer's own.
     private let borrowsBuffers: Bool
@@ -41,7 +43,7 @@ final class HashingFileWriter {
 
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
     /// `bodyHasher`: hashes the bytes instead of `hasher` (a new file only).
-    init(descriptor: Int32, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil,
+    init(descriptor: FileDescriptor, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil,
          bodyHasher: BodyHasher? = nil) {
         self.descriptor = descriptor
         self.hasher = hasher
@@ -77,7 +79,7 @@ final class HashingFileWriter {
 
     /// Appends bytes.
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        guard descriptor >= 0 else { throw .io(operation: "write", errno: EBADF) }
+        guard descriptor != nil else { throw .io(operation: "write", errno: EBADF) }
         size += UInt64(bytes.count)
         var rest = bytes
         while !rest.isEmpty {
@@ -93,6 +95,7 @@ final class HashingFileWriter {
     /// Writes out the buffer.
     func flush() throws(StoreError) {
         guard buffered > 0 else { return }
+        guard let descriptor else { throw .io(operation: "write", errno: EBADF) }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<buffered])
         buffered = 0
         try FileSystem.writeAll(descriptor, chunk)
@@ -104,7 +107,7 @@ final class HashingFileWriter {
         written += UInt64(chunk.count)
         if written - writebackStart >= Self.writebackWindow {
             let (start, length) = (Int64(writebackStart), Int64(written - writebackStart))
-            _ = FileSystem.interruptible { blobd_start_writeback(descriptor, start, length) }
+            _ = SystemCall.run("sync_file_range") { blobd_start_writeback(descriptor.rawValue, start, length) }
             writebackStart = written
         }
     }
@@ -112,12 +115,15 @@ final class HashingFileWriter {
     /// Appends the first `count` bytes of `source` inside the kernel (copy_file_range), unseen
     /// by `hasher`. Only into an empty file. False, with nothing appended, when the file system
     /// cannot copy between these files; the caller then copies through user space.
-    func copyInKernel(from source: Int32, count: UInt64) throws(StoreError) -> Bool {
-        guard descriptor >= 0, size == 0, buffered == 0 else { throw .io(operation: "copy_file_range", errno: EINVAL) }
+    func copyInKernel(from source: FileDescriptor, count: UInt64) throws(StoreError) -> Bool {
+        guard let descriptor, size == 0, buffered == 0 else { throw .io(operation: "copy_file_range", errno: EINVAL) }
         var offset: Int64 = 0
         while UInt64(offset) < count {
             let wanted = UInt(min(count - UInt64(offset), 1 << 30))
-            let copied = FileSystem.interruptible { blobd_copy_file_range(source, &offset, descriptor, wanted) }
+            // EBADF here is copy_file_range refusing a descriptor's mode, not a closed one.
+            let copied = SystemCall.run("copy_file_range", badDescriptorIsFatal: false) {
+                blobd_copy_file_range(source.rawValue, &offset, descriptor.rawValue, wanted)
+            }
             if copied < 0 {
                 let code = errno
                 if offset == 0 && [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EBADF].contains(code) { return false }
@@ -133,14 +139,13 @@ final class HashingFileWriter {
     /// Flushes and fdatasyncs: every accepted byte is durable.
     func sync() throws(StoreError) {
         try flush()
+        guard let descriptor else { throw .io(operation: "fdatasync", errno: EBADF) }
         try FileSystem.syncData(descriptor)
     }
 
     /// Closes the file (buffered bytes are dropped). Idempotent.
     func close() {
-        if descriptor >= 0 {
-            Glibc.close(descriptor)
-            descriptor = -1
-        }
+        descriptor?.close()
+        descriptor = nil
     }
 }

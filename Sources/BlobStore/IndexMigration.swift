@@ -71,7 +71,7 @@ extension BlobStore {
         }
         // The store is closed (its SQLite connections with it): retire the single-node index.
         try FileSystem.makeDirectory(directory + "/nodes")
-        for suffix in ["", "-wal", "-shm"] where access(directory + "/index.sqlite" + suffix, F_OK) == 0 {
+        for suffix in ["", "-wal", "-shm"] where FileSystem.isAccessible(directory + "/index.sqlite" + suffix) {
             try FileSystem.rename(directory + "/index.sqlite" + suffix, directory + "/" + migratedIndexName + suffix)
         }
         try FileSystem.syncDirectory(directory)

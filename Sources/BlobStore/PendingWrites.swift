@@ -1,4 +1,6 @@
 import Synchronization
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +26,7 @@ final class PendingWrites: Sendable {
     private struct Logs {
         var current: Int
         /// The current log, open for appending once a write has been logged; -1 before.
-        var descriptor: Int32 = -1
+        var descriptor: FileDescriptor?
         var appended = 0
         /// Entries not forgotten yet, per log.
         var open: [Int: Int] = [:]
@@ -42,8 +44,8 @@ final class PendingWrites: Sendable {
 
     deinit {
         logs.withLock { logs in
-            guard logs.descriptor >= 0 else { return }
-            close(logs.descriptor)
+            guard let descriptor = logs.descriptor else { return }
+            descriptor.close()
             if logs.open[logs.current, default: 0] == 0 { FileSystem.remove(Self.path(folder, logs.current)) }
         }
     }
@@ -52,11 +54,13 @@ final class PendingWrites: Sendable {
     func add(_ version: String) throws(StoreError) -> Entry {
         let line = Array((version + "\n").utf8)
         return try logs.withLock { logs throws(StoreError) in
-            if logs.descriptor < 0 {
+            guard let current = logs.descriptor else {
                 logs.descriptor = try Self.open(folder, logs.current)
-            } else if logs.appended == Self.entriesPerLog {
+                return try Self.append(line, to: &logs)
+            }
+            if logs.appended == Self.entriesPerLog {
                 let next = try Self.open(folder, logs.current + 1)
-                close(logs.descriptor)
+                current.close()
                 if logs.open[logs.current, default: 0] == 0 {
                     logs.open[logs.current] = nil
                     FileSystem.remove(Self.path(folder, logs.current))
@@ -65,21 +69,25 @@ final class PendingWrites: Sendable {
                 logs.descriptor = next
                 logs.appended = 0
             }
-            let descriptor = logs.descriptor
-            try line.withUnsafeBytes { bytes in
-                Result { () throws(StoreError) in try FileSystem.writeAll(descriptor, bytes) }
-            }.get()
-            logs.appended += 1
-            logs.open[logs.current, default: 0] += 1
-            return Entry(log: logs.current)
+            return try Self.append(line, to: &logs)
         }
+    }
+
+    /// Appends `line` to the current log, which is open.
+    private static func append(_ line: [UInt8], to logs: inout Logs) throws(StoreError) -> Entry {
+        guard let descriptor = logs.descriptor else { throw .io(operation: "append to the pending log", errno: EBADF) }
+        try line.withUnsafeBytes { bytes in
+            Result { () throws(StoreError) in try FileSystem.writeAll(descriptor, bytes) }
+        }.get()
+        logs.appended += 1
+        logs.open[logs.current, default: 0] += 1
+        return Entry(log: logs.current)
     }
 
     /// Makes the current log durable (at a clean stop).
     func sync() {
         logs.withLock { logs in
-            let descriptor = logs.descriptor
-            if descriptor >= 0 { _ = FileSystem.interruptible { fsync(descriptor) } }
+            try? logs.descriptor?.sync()
         }
     }
 
@@ -113,7 +121,7 @@ final class PendingWrites: Sendable {
         "\(folder)/pending-\(log)"
     }
 
-    private static func open(_ folder: String, _ log: Int) throws(StoreError) -> Int32 {
+    private static func open(_ folder: String, _ log: Int) throws(StoreError) -> FileDescriptor {
         try FileSystem.open(path(folder, log), O_WRONLY | O_CREAT | O_APPEND | O_TRUNC)
     }
 

@@ -71,9 +71,11 @@ extension PostgresBlobIndex {
     }
 
     public func versions(inFolder folder: String) throws(StoreError) -> Set<String> {
+        // Compared in C (byte) order, as blobs_by_version is built: under a locale's collation
+        // the bound "…:" after folder "…9" sorts before digits, and the range came out empty.
         let upper = String(decoding: SQLiteBlobIndex.upperBound(of: Array(folder.utf8)) ?? [0xFF], as: UTF8.self)
-        return Set(try texts("SELECT version FROM blobs WHERE version >= $1 AND version < $2", [.text(folder), .text(upper)],
-                             column: "version"))
+        return Set(try texts("SELECT version FROM blobs WHERE version COLLATE \"C\" >= $1 AND version COLLATE \"C\" < $2",
+                             [.text(folder), .text(upper)], column: "version"))
     }
 
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {

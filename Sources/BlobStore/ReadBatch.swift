@@ -3,10 +3,10 @@ import Synchronization
 
 /// Point reads of one node that arrive together share one round trip to the index.
 ///
-/// A read queues its key. While fewer than `maxInFlight` batches run, a batch starts on a
-/// dispatch thread: it takes every key queued, fetches them in one statement and hands each
-/// reader its row; when it ends, it runs the next batch if reads queued meanwhile. An idle node
-/// thus reads in one round trip, and a busy one needs one round trip per batch instead of one
+/// A read queues its key. While fewer than `maxInFlight` batches run, a batch starts on the
+/// batch pool (one thread per batch in flight): it takes every key queued, fetches them in one
+/// statement and hands each reader its row; when it ends, it runs the next batch if reads
+/// queued meanwhile. An idle node thus reads in one round trip, and a busy one needs one round trip per batch instead of one
 /// per read. No HTTP worker thread waits for the index: a GET suspends its connection until
 /// its row arrives.
 ///
@@ -17,11 +17,13 @@ final class ReadBatch: Sendable {
 
     private let state = Mutex((queue: [(key: BlobKey, completion: Completion)](), inFlight: 0))
     private let maxInFlight: Int
+    private let pool: BlockingPool
     /// Reads `keys` (distinct) in one statement: the records found, by key.
     private let fetch: @Sendable ([BlobKey]) throws(StoreError) -> [BlobKey: BlobRecord]
 
     init(maxInFlight: Int, fetch: @escaping @Sendable ([BlobKey]) throws(StoreError) -> [BlobKey: BlobRecord]) {
         self.maxInFlight = max(1, maxInFlight)
+        self.pool = BlockingPool(name: "blobd-read-batch", threads: self.maxInFlight)
         self.fetch = fetch
     }
 
@@ -35,7 +37,7 @@ final class ReadBatch: Sendable {
             return true
         }
         if starts {
-            DispatchQueue.global().async { self.run() }
+            pool.submit { self.run() }
         }
     }
 

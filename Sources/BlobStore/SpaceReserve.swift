@@ -1,5 +1,7 @@
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +22,7 @@ final class SpaceReserve: Sendable {
     init(path: String, enabled: Bool) {
         self.path = path
         var info = statvfs()
-        if enabled, FileSystem.interruptible({ statvfs(Self.folder(of: path), &info) }) == 0, info.f_blocks > 0 {
+        if enabled, SystemCall.run("statvfs", { statvfs(Self.folder(of: path), &info) }) == 0, info.f_blocks > 0 {
             let total = UInt64(info.f_blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize))
             size = min(16 << 20, max(256 << 10, total.overflow ? 16 << 20 : total.partialValue / 100))
         } else {
@@ -36,39 +38,31 @@ final class SpaceReserve: Sendable {
     @discardableResult
     func restore() -> Bool {
         guard !isHeld else { return true }
-        let descriptor = FileSystem.interruptible { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600) }
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        if let status = FileSystem.status(descriptor), status.st_blocks * 512 >= Int(clamping: size) {
-            held.store(true, ordering: .releasing)
-            return true
+        guard let file = try? FileDescriptor.open(path, O_WRONLY | O_CREAT, permissions: 0o600) else { return false }
+        let whole = file.closeAfter { file in
+            if let status = try? file.status(), status.st_blocks * 512 >= Int(clamping: size) { return true }
+            do throws(Errno) {
+                try file.allocate(size: size)
+                try file.sync()
+                return true
+            } catch {
+                try? file.truncate(to: 0)
+                return false
+            }
         }
-        guard Self.allocate(descriptor, size: off_t(clamping: size)), FileSystem.interruptible({ fsync(descriptor) }) == 0 else {
-            FileSystem.truncate(descriptor, to: 0)
-            return false
-        }
-        held.store(true, ordering: .releasing)
-        return true
+        if whole { held.store(true, ordering: .releasing) }
+        return whole
     }
 
     /// Gives the reserve's blocks back to the file system; false if it was not held.
     func release() -> Bool {
         guard size > 0, held.exchange(false, ordering: .acquiringAndReleasing) else { return false }
-        let descriptor = FileSystem.interruptible { open(path, O_WRONLY | O_CLOEXEC) }
-        guard descriptor >= 0 else { return true }
-        defer { close(descriptor) }
-        FileSystem.truncate(descriptor, to: 0)
-        _ = FileSystem.interruptible { fsync(descriptor) }
-        return true
-    }
-
-    /// posix_fallocate(3) of the first `size` bytes. It returns its error instead of setting
-    /// errno, so `FileSystem.interruptible` does not fit it: EINTR is retried here.
-    private static func allocate(_ descriptor: Int32, size: off_t) -> Bool {
-        while true {
-            let code = posix_fallocate(descriptor, 0, size)
-            if code != EINTR { return code == 0 }
+        guard let file = try? FileDescriptor.open(path, O_WRONLY) else { return true }
+        file.closeAfter { file in
+            try? file.truncate(to: 0)
+            try? file.sync()
         }
+        return true
     }
 
     private static func folder(of path: String) -> String {

@@ -1,5 +1,7 @@
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,7 +35,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private let lock = Mutex(())
 
     /// `remaining`: the bytes the upload still lacks, when its length is known.
-    init(store: BlobStore, record: UploadRecord, descriptor: Int32, hasher: SHA256Hasher, remaining: UInt64?) {
+    init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, remaining: UInt64?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
@@ -186,8 +188,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func rollback() {
         writer.close()
         if record.completedKey == nil, let descriptor = try? FileSystem.open(store.uploadPath(record.id), O_WRONLY) {
-            FileSystem.truncate(descriptor, to: off_t(startOffset))
-            close(descriptor)
+            descriptor.closeAfter { try? $0.truncate(to: startOffset) }
         }
         record.offset = startOffset
     }

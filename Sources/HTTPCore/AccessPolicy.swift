@@ -1,6 +1,8 @@
 
 import BlobStore
 import Foundation
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -148,23 +150,29 @@ public final class AccessPolicy: Sendable {
     /// environment file is. fstat on the open file, so the mode checked is the file's read.
     static func read(_ path: String) throws(TokensFileError) -> [UInt8] {
         // O_NONBLOCK: a FIFO at the path must not hang the start or the SIGHUP (no effect on a file).
-        let descriptor = FileSystem.interruptible { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard descriptor >= 0 else {
-            throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))")
+        let descriptor: FileDescriptor
+        do throws(Errno) {
+            descriptor = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
+        } catch {
+            throw TokensFileError(description: "cannot read the tokens file \(path): \(error)")
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard FileSystem.interruptible({ fstat(descriptor, &info) }) == 0, info.st_mode & 0o170000 == 0o100000 else {
-            throw TokensFileError(description: "the tokens file \(path) is not a regular file")
-        }
-        try checkMode(info.st_mode & 0o7777, path)
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = FileSystem.interruptible { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
-            guard count >= 0 else { throw TokensFileError(description: "cannot read the tokens file \(path): \(String(cString: strerror(errno)))") }
-            if count == 0 { return bytes }
-            bytes += buffer[..<count]
+        return try descriptor.closeAfter { descriptor throws(TokensFileError) in
+            guard let info = try? descriptor.status(), info.st_mode & 0o170000 == 0o100000 else {
+                throw TokensFileError(description: "the tokens file \(path) is not a regular file")
+            }
+            try checkMode(info.st_mode & 0o7777, path)
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            while true {
+                let count: Int
+                do throws(Errno) {
+                    count = try buffer.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try descriptor.read(into: buffer) } }.get()
+                } catch {
+                    throw TokensFileError(description: "cannot read the tokens file \(path): \(error)")
+                }
+                if count == 0 { return bytes }
+                bytes += buffer[..<count]
+            }
         }
     }
 

@@ -13,6 +13,6 @@ public enum BodyPlan {
         if range.length <= inlineLimit {
             return .bytes(try blob.bytes(at: range.start, count: Int(range.length)))
         }
-        return .file(descriptor: try blob.takeDescriptor(), offset: range.start, length: range.length)
+        return .file(descriptor: try blob.takeDescriptor().rawValue, offset: range.start, length: range.length)
     }
 }

@@ -1,6 +1,7 @@
 import BlobStore
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// Log lines on their way to stderr, written in batches: one write(2) per half second (or per
 /// 64 KiB) instead of one per line, which cost a busy server 30–40 % of its read throughput.
@@ -64,7 +65,8 @@ public final class LogOutput: Sendable {
         batch.withUnsafeBytes { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = FileSystem.interruptible {
+                // EBADF: a parent that closed our stderr; the lines are dropped below.
+                let written = SystemCall.run("write", badDescriptorIsFatal: false) {
                     Glibc.write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
                 }
                 if written > 0 {
@@ -73,7 +75,7 @@ public final class LogOutput: Sendable {
                     // A non-blocking stderr (a pipe its reader made so) is full: wait for room,
                     // up to a second at a time, rather than drop lines.
                     var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    if FileSystem.interruptible({ poll(&ready, 1, 1000) }) <= 0 { break }
+                    if SystemCall.run("poll", { poll(&ready, 1, 1000) }) <= 0 { break }
                 } else {
                     break  // stderr is gone: drop the lines rather than block the server
                 }

@@ -1,6 +1,8 @@
 import CMicroHTTPD
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -133,7 +135,7 @@ final class ConnectionWatchdog: @unchecked Sendable {
                 table[id] = entry
                 let phase = entry.connection.phase.phase
                 report?(phase == .body ? "body" : entry.connection.requestLineSeen.load(ordering: .relaxed) ? "head" : "idle")
-                shutdown(entry.connection.descriptor, Int32(SHUT_RDWR))
+                _ = SystemCall.run("shutdown") { shutdown(entry.connection.descriptor, Int32(SHUT_RDWR)) }
             }
         }
     }

@@ -1,6 +1,8 @@
 import CMicroHTTPD
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +25,7 @@ public final class HTTPConnectionHandle: Sendable {
     public func close() {
         socket.withLock { socket in
             guard socket >= 0 else { return }
-            _ = shutdown(socket, Int32(SHUT_RDWR))
+            _ = SystemCall.run("shutdown") { shutdown(socket, Int32(SHUT_RDWR)) }
             socket = -1
         }
     }

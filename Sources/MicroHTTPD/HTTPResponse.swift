@@ -1,3 +1,4 @@
+import SystemCalls
 /// A response to hand to libmicrohttpd.
 public struct HTTPResponse: Sendable {
     /// Where the response body comes from.
@@ -39,7 +40,7 @@ public struct HTTPResponse: Sendable {
     /// Closes a file body's descriptor when the response is dropped without being sent.
     public func discard() {
         if case .file(let descriptor, _, _) = body {
-            _ = closeDescriptor(descriptor)
+            closeDescriptor(descriptor)
         }
     }
 }

@@ -1,6 +1,8 @@
 import CMicroHTTPD
 import Synchronization
 
+import SystemCalls
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -150,7 +152,7 @@ public final class HTTPServer: @unchecked Sendable {
         context.takeUnretainedValue().watchdog?.stop()
         context.release()
         listenSocket.withLock { socket in
-            if socket >= 0 { _ = closeDescriptor(socket) }
+            if socket >= 0 { closeDescriptor(socket) }
         }
     }
 
@@ -173,10 +175,9 @@ func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-/// close(2), ignoring EINTR (Linux closes the descriptor even then).
-@discardableResult
-func closeDescriptor(_ descriptor: Int32) -> Bool {
-    close(descriptor) == 0
+/// close(2) through `FileDescriptor` (never retried; EBADF stops the process).
+func closeDescriptor(_ descriptor: Int32) {
+    FileDescriptor(rawValue: descriptor).close()
 }
 
 /// Calls `body` with a sockaddr for an IPv4 or IPv6 literal.

@@ -54,7 +54,7 @@ struct Serve: ParsableCommand {
         let configuration: Configuration
         let access: AccessPolicy
         do {
-            configuration = try resolve(environment: ProcessInfo.processInfo.environment)
+            configuration = try resolve()
             access = try Self.accessPolicy(configuration)
         } catch let invalid as Configuration.Invalid {
             throw ValidationError(invalid.description)  // exit 64: a setting that will not fix itself
@@ -67,61 +67,6 @@ struct Serve: ParsableCommand {
             LoggingSystem.bootstrap { TextLogHandler(label: $0, logLevel: level) }
         }
         try BlobdServer.run(configuration, access: access)
-    }
-
-    /// Flags first, then `BLOBD_*` variables, then defaults.
-    func resolve(environment: [String: String]) throws -> Configuration {
-        var c = Configuration()
-        func value(_ flag: String?, _ name: String) -> String? {
-            Configuration.value(flag, name, environment: environment)
-        }
-        if let v = value(dataDir, "data-dir") { c.dataDirectory = v }
-        if let v = value(listen, "listen") { (c.host, c.port) = try SettingParsers.listen(v) }
-        if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try SettingParsers.listen(v, "s3-listen") }
-        if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try SettingParsers.size(v, "max-blob-size") }
-        if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
-        c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
-        if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
-        if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
-        if let v = value(maxOpenUploads, "max-open-uploads") { c.maxOpenUploads = try Configuration.parseNumber(v, "max-open-uploads") }
-        if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try SettingParsers.wholeSeconds(v, "connection-timeout") }
-        if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
-        try c.resolveClientLimits(headerTimeout: value(headerTimeout, "header-timeout"), minBodyRate: value(minBodyRate, "min-body-rate"),
-                                  perIP: value(maxConnectionsPerIp, "max-connections-per-ip"),
-                                  trustedProxies: trustedProxy.isEmpty ? environment["BLOBD_TRUSTED_PROXY"].map { [$0] } ?? [] : trustedProxy,
-                                  publicURL: value(publicUrl, "public-url"))
-        if let v = value(shutdownGrace, "shutdown-grace") {
-            let seconds = try SettingParsers.duration(v, "shutdown-grace")
-            guard seconds <= 3600 else {
-                throw Configuration.Invalid(description: "--shutdown-grace must be at most 3600 seconds (1h), got '\(v)'")
-            }
-            c.shutdownGrace = seconds
-        }
-        if let v = value(index, "index"), v != "sqlite", !v.isEmpty {
-            guard v.hasPrefix("postgres://") || v.hasPrefix("postgresql://") else {
-                throw Configuration.Invalid(description: "--index must be sqlite or a postgres:// URL, got '\(PostgresPool.redacted(v))'")
-            }
-            c.indexURL = v
-        }
-        if let v = value(nodeId, "node-id") {
-            guard !v.isEmpty, v.utf8.count <= 64, v.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
-                throw Configuration.Invalid(description: "--node-id must be 1-64 letters, digits, '-', '_' or '.', got '\(v)'")
-            }
-            c.nodeID = v
-        }
-        if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = Int64(try SettingParsers.wholeSeconds(v, "reclaim-grace")) }
-        if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
-        if let v = value(threads, "threads") {
-            c.threads = try Configuration.parseNumber(v, "threads", min: 1)
-        }
-        if let v = value(logLevel, "log-level") { c.logLevel = try SettingParsers.logLevel(v).rawValue }
-        if let v = value(logFormat, "log-format") {
-            guard v == "text" || v == "json" else {
-                throw Configuration.Invalid(description: "--log-format must be text or json, got '\(v)'")
-            }
-            c.logFormat = v
-        }
-        return c
     }
 
     /// The tokens file's policy; a missing, unreadable, malformed or exposed file is a setting

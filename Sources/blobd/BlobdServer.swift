@@ -16,21 +16,18 @@ enum BlobdServer {
         let logger = Logger(label: "blobd")
         let store = openStore(configuration, logger: logger)
         logAccess(access, logger: logger)
-        let (server, s3Server) = startServers(configuration, store: store, access: access, logger: logger)
+        let (server, s3Server, commitPools) = startServers(configuration, store: store, access: access, logger: logger)
         // Expired resumable uploads are swept at start and then periodically.
         let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
         announce(configuration, server: server, s3Server: s3Server)
-        serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server, access: access,
-                          logger: logger)
+        serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server,
+                          commitPools: commitPools, access: access, logger: logger)
     }
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
     private static func openStore(_ configuration: Configuration, logger: Logger) -> BlobStore {
-        var options = BlobStoreOptions(
-            maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes,
-            // Crash tests only: never set in production.
-            crashPoint: ProcessInfo.processInfo.environment["BLOBD_TEST_CRASH_AT"].flatMap(BlobStoreOptions.CrashPoint.init),
-            commitDelay: ProcessInfo.processInfo.environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0)
+        var options = BlobStoreOptions(maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes)
+        options.commitHooks = configuration.testing?.commitHooks  // crash and takeover tests only
         options.maxOpenUploads = configuration.maxOpenUploads
         if let url = configuration.indexURL {
             options.index = .postgres(url: url, connections: configuration.databaseConnections)
@@ -61,10 +58,10 @@ enum BlobdServer {
         }
     }
 
-    /// The /v1 listener and, with `--s3-listen`, the S3 one, started; exits with a message when
-    /// one cannot start.
+    /// The /v1 listener and, with `--s3-listen`, the S3 one, started, and their commit pools;
+    /// exits with a message when one cannot start.
     private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
-                                     logger: Logger) -> (HTTPServer, HTTPServer?) {
+                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool]) {
         let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
             version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
@@ -79,18 +76,20 @@ enum BlobdServer {
                                     slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
         }
         do {
+            var commitPools = [handlers.v1.committers]
             let server = try HTTPServer(
                 configuration: serverConfiguration(configuration.host, configuration.port),
                 handler: handlers.v1)
             var s3Server: HTTPServer?
             if let (host, port) = configuration.s3Listen {
-                s3Server = try HTTPServer(configuration: serverConfiguration(host, port),
-                                          handler: handlers.makeS3())
+                let s3 = handlers.makeS3()
+                commitPools.append(s3.committers)
+                s3Server = try HTTPServer(configuration: serverConfiguration(host, port), handler: s3)
                 if access.isOpen {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }
             }
-            return (server, s3Server)
+            return (server, s3Server, commitPools)
         } catch {
             fail("blobd: \(error)")
         }
@@ -121,8 +120,8 @@ enum BlobdServer {
 
     /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
     private static func serveUntilStopped(_ configuration: Configuration, store: BlobStore, sweeper: any DispatchSourceTimer,
-                                          server: HTTPServer, s3Server: HTTPServer?, access: AccessPolicy,
-                                          logger: Logger) -> Never {
+                                          server: HTTPServer, s3Server: HTTPServer?, commitPools: [BlockingPool],
+                                          access: AccessPolicy, logger: Logger) -> Never {
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
             switch waitForSignal() {
@@ -140,6 +139,10 @@ enum BlobdServer {
                 let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
                 server.shutdown(grace: configuration.shutdownGrace)
                 s3Server?.shutdown(grace: max(0, deadline.timeIntervalSinceNow))
+                // Commits still running finish within what is left of the grace period; those
+                // that do not are unacknowledged, and recovery undoes them at the next start.
+                let drained = commitPools.allSatisfy { $0.shutdown(waitingAtMost: deadline.timeIntervalSinceNow) }
+                if !drained { logger.warning("Commits still running at the end of the grace period are abandoned") }
                 store.markStoppedCleanly()
                 logger.info("Stopped")
                 LogOutput.standardError.flush()

@@ -21,14 +21,14 @@ struct CheckConfig: ParsableCommand {
         let configuration: Configuration
         let access: AccessPolicy
         do {
-            configuration = try serve.resolve(environment: ProcessInfo.processInfo.environment)
+            configuration = try serve.resolve()
             access = try Serve.accessPolicy(configuration)
         } catch let invalid as Configuration.Invalid {
             printError("blobd check-config: \(invalid.description)")
             throw ExitCode.validationFailure
         }
         for line in Self.summary(configuration, access: access) { print(line) }
-        for name in Self.unknownVariables(ProcessInfo.processInfo.environment, of: serve) {
+        for name in Self.unknownVariables(Configuration.processEnvironment, of: serve) {
             printError("blobd check-config: warning: \(name) is no setting of blobd (a typo?); it is ignored")
         }
     }

@@ -1,5 +1,7 @@
 import HTTPCore
+import BlobStore
 import Foundation
+import PostgresClient
 
 /// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.
 struct Configuration: Sendable {
@@ -33,6 +35,27 @@ struct Configuration: Sendable {
     var databaseConnections = 16
     var logLevel = "info"
     var logFormat = "text"
+    /// Seconds between the progress lines of fsck and migrate-index when stderr is no terminal
+    /// (BLOBD_PROGRESS_INTERVAL).
+    var progressInterval = 5.0
+    /// The tests' own settings (BLOBD_TEST_*); nil in production.
+    var testing: TestSettings?
+
+    /// The process's environment. Every subcommand's settings come through here: this is the
+    /// one place blobd reads its environment.
+    static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// What every subcommand reads alike: the data directory and the index (a flag, else its
+    /// variable, else the default), the progress interval and the tests' settings. `serve`
+    /// goes on with its own flags (`Serve.resolve`); fsck takes the index as it is given.
+    static func common(dataDir: String?, index: String?, environment: [String: String] = processEnvironment) -> Configuration {
+        var c = Configuration()
+        if let v = value(dataDir, "data-dir", environment: environment) { c.dataDirectory = v }
+        if let v = value(index, "index", environment: environment), v != "sqlite", !v.isEmpty { c.indexURL = v }
+        if let v = environment["BLOBD_PROGRESS_INTERVAL"].flatMap(Double.init) { c.progressInterval = v }
+        c.testing = TestSettings(environment: environment)
+        return c
+    }
 
     /// Why the configuration is unusable.
     struct Invalid: Error, CustomStringConvertible {
@@ -91,6 +114,93 @@ struct Configuration: Sendable {
         case "1", "true", "yes", "on": return true
         case "0", "false", "no", "off", "": return false
         default: throw Invalid(description: "BLOBD_\(name.uppercased().replacingOccurrences(of: "-", with: "_")) must be true or false, got '\(text)'")
+        }
+    }
+}
+
+/// Settings only the tests use (`BLOBD_TEST_*`: a step of a commit to crash at, a pause before
+/// each commit or after each migrated batch). Read by the debug build the tests run and
+/// compiled out of a release build, which has no way to crash or stall itself on purpose.
+struct TestSettings: Sendable {
+    var crashAt: CommitStep?
+    var commitDelay = 0.0
+    var migrationDelay = 0.0
+
+    /// Nil when no test setting is given, and always in a release build.
+    init?(environment: [String: String]) {
+        #if DEBUG
+        crashAt = environment["BLOBD_TEST_CRASH_AT"].flatMap(CommitStep.init)
+        commitDelay = environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0
+        migrationDelay = environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
+        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 { return nil }
+        #else
+        return nil
+        #endif
+    }
+}
+
+extension Serve {
+    /// Flags first, then `BLOBD_*` variables, then defaults.
+    func resolve(environment: [String: String] = Configuration.processEnvironment) throws -> Configuration {
+        var c = Configuration.common(dataDir: dataDir, index: nil, environment: environment)
+        func value(_ flag: String?, _ name: String) -> String? {
+            Configuration.value(flag, name, environment: environment)
+        }
+        if let v = value(listen, "listen") { (c.host, c.port) = try SettingParsers.listen(v) }
+        if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try SettingParsers.listen(v, "s3-listen") }
+        if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try SettingParsers.size(v, "max-blob-size") }
+        if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
+        c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
+        if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
+        if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
+        if let v = value(maxOpenUploads, "max-open-uploads") { c.maxOpenUploads = try Configuration.parseNumber(v, "max-open-uploads") }
+        if let v = value(connectionTimeout, "connection-timeout") { c.connectionTimeout = try SettingParsers.wholeSeconds(v, "connection-timeout") }
+        if let v = value(maxConnections, "max-connections") { c.maxConnections = try Configuration.parseNumber(v, "max-connections", min: 1) }
+        try c.resolveClientLimits(headerTimeout: value(headerTimeout, "header-timeout"), minBodyRate: value(minBodyRate, "min-body-rate"),
+                                  perIP: value(maxConnectionsPerIp, "max-connections-per-ip"),
+                                  trustedProxies: trustedProxy.isEmpty ? environment["BLOBD_TRUSTED_PROXY"].map { [$0] } ?? [] : trustedProxy,
+                                  publicURL: value(publicUrl, "public-url"))
+        if let v = value(shutdownGrace, "shutdown-grace") {
+            let seconds = try SettingParsers.duration(v, "shutdown-grace")
+            guard seconds <= 3600 else {
+                throw Configuration.Invalid(description: "--shutdown-grace must be at most 3600 seconds (1h), got '\(v)'")
+            }
+            c.shutdownGrace = seconds
+        }
+        try resolveCluster(&c, value)
+        try resolveProcess(&c, value)
+        return c
+    }
+
+    /// --index, --node-id, --reclaim-grace, --db-connections.
+    private func resolveCluster(_ c: inout Configuration, _ value: (String?, String) -> String?) throws {
+        if let v = value(index, "index"), v != "sqlite", !v.isEmpty {
+            guard v.hasPrefix("postgres://") || v.hasPrefix("postgresql://") else {
+                throw Configuration.Invalid(description: "--index must be sqlite or a postgres:// URL, got '\(PostgresPool.redacted(v))'")
+            }
+            c.indexURL = v
+        }
+        if let v = value(nodeId, "node-id") {
+            guard !v.isEmpty, v.utf8.count <= 64, v.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw Configuration.Invalid(description: "--node-id must be 1-64 letters, digits, '-', '_' or '.', got '\(v)'")
+            }
+            c.nodeID = v
+        }
+        if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = Int64(try SettingParsers.wholeSeconds(v, "reclaim-grace")) }
+        if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
+    }
+
+    /// --threads, --log-level, --log-format.
+    private func resolveProcess(_ c: inout Configuration, _ value: (String?, String) -> String?) throws {
+        if let v = value(threads, "threads") {
+            c.threads = try Configuration.parseNumber(v, "threads", min: 1)
+        }
+        if let v = value(logLevel, "log-level") { c.logLevel = try SettingParsers.logLevel(v).rawValue }
+        if let v = value(logFormat, "log-format") {
+            guard v == "text" || v == "json" else {
+                throw Configuration.Invalid(description: "--log-format must be text or json, got '\(v)'")
+            }
+            c.logFormat = v
         }
     }
 }

@@ -16,10 +16,10 @@ struct Fsck: ParsableCommand {
     @Flag(help: "Drop records of missing files; move corrupt and unindexed files to DIR/quarantine.") var repair = false
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let directory = dataDir ?? environment["BLOBD_DATA_DIR"] ?? "./data"
+        let configuration = Configuration.common(dataDir: dataDir, index: index)
+        let directory = configuration.dataDirectory
         var options = BlobStoreOptions()
-        if let url = index ?? environment["BLOBD_INDEX"], url != "sqlite", !url.isEmpty {
+        if let url = configuration.indexURL {
             // fsck runs beside the cluster's nodes, as a node of its own.
             options.index = .postgres(url: url, connections: 2)
             options.nodeID = "fsck"
@@ -28,7 +28,7 @@ struct Fsck: ParsableCommand {
             throw ExitCode(2)
         }
         stopOnInterrupt()
-        let progress = ProgressReporter("fsck")
+        let progress = ProgressReporter("fsck", logInterval: configuration.progressInterval)
         let report: CheckReport
         do {
             let store = try BlobStore(directory: directory, options: options)

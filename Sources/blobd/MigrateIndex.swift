@@ -19,7 +19,8 @@ struct MigrateIndex: ParsableCommand {
     @Option(help: "The PostgreSQL URL of the cluster's index, postgres://USER@HOST/DB (the PG* variables fill in the rest).") var to: String
 
     func run() throws {
-        let directory = dataDir ?? ProcessInfo.processInfo.environment["BLOBD_DATA_DIR"] ?? "./data"
+        let configuration = Configuration.common(dataDir: dataDir, index: nil)
+        let directory = configuration.dataDirectory
         guard to.hasPrefix("postgres://") || to.hasPrefix("postgresql://") else {
             throw ValidationError("--to must be a postgres:// URL")
         }
@@ -29,14 +30,12 @@ struct MigrateIndex: ParsableCommand {
             throw ExitCode(done ? 0 : 2)
         }
         stopOnInterrupt()
-        let progress = ProgressReporter("migrate-index")
-        // Tests only: seconds to wait after each batch, so that a test can interrupt a small migration.
-        let delay = ProcessInfo.processInfo.environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
+        let progress = ProgressReporter("migrate-index", logInterval: configuration.progressInterval)
         let report: MigrationReport
         do {
             report = try BlobStore.migrateIndex(directory: directory, to: to, progress: { done in
                 progress.update(done)
-                if delay > 0 { usleep(UInt32(min(delay, 10) * 1_000_000)) }
+                configuration.testing?.pauseAfterMigrationBatch()
             },
                                                 shouldStop: { interruptRequested.load(ordering: .relaxed) })
             progress.finish()

@@ -11,11 +11,12 @@ final class ProgressReporter {
     private let started = Date()
     private var lastShown = Date.distantPast
     private var shownOnTerminal = false
-    /// Seconds between log lines when not on a terminal: BLOBD_PROGRESS_INTERVAL, default 5.
-    private let logInterval = ProcessInfo.processInfo.environment["BLOBD_PROGRESS_INTERVAL"].flatMap(Double.init) ?? 5
+    /// Seconds between log lines when not on a terminal (`Configuration.progressInterval`).
+    private let logInterval: Double
 
-    init(_ what: String) {
+    init(_ what: String, logInterval: Double) {
         self.what = what
+        self.logInterval = logInterval
     }
 
     /// Called after every item; shows at most every 0.2 s (terminal) or 5 s (log).

@@ -15,18 +15,59 @@ struct Backend: Sendable, CustomTestStringConvertible {
     /// A new, empty catalog of its own.
     let open: @Sendable () throws -> any Catalog
     /// A catalog whose storage was made by the backend's first schema version only, holding
-    /// `FirstSchema.record` and `FirstSchema.upload` as that version stored them, then opened
-    /// (and so migrated) by the current code.
-    let openFirstSchema: @Sendable () throws -> any Catalog
+    /// what it returns as that version stored it, then opened (and so migrated) by today's code.
+    let openFirstSchema: @Sendable () throws -> (any Catalog, FirstSchemaContent)
+    /// Writes rows behind `catalog`'s back (as a hand or an older release might): a copy of
+    /// the blob row at `source` at each of `keys`, and a multipart upload at each. Returns where
+    /// the catalog reports rows whose key fails validation.
+    let writeRawRows: @Sendable (_ catalog: any Catalog, _ source: BlobKey, _ keys: [[UInt8]]) throws -> InvalidKeyRows
     /// `count` handles on one new catalog, as that many nodes of a cluster would open it; nil
     /// for a backend that one process owns (SQLite: the data directory's lock).
     var openNodes: (@Sendable (_ count: Int) throws -> [any Catalog])? = nil
+    /// How the backend keeps garbage versions.
+    var garbage: GarbageKeeping = .local
 
     var testDescription: String { name }
 
     static let all: [Backend] = [.sqlite] + (TestPostgres.isInstalled ? [.postgres] : [])
     /// The backends several nodes share.
     static var shared: [Backend] { all.filter { $0.openNodes != nil } }
+    /// The backends whose garbage the cluster shares, with claims on uploads.
+    static var sharedBookkeeping: [Backend] { all.filter { if case .shared = $0.garbage { true } else { false } } }
+}
+
+/// How a backend keeps the versions that commits and removals replaced.
+enum GarbageKeeping: Sendable {
+    /// For one node: forgotten once their files are gone (`collectedGarbage`, `clearGarbage`).
+    case local
+    /// For the cluster: kept until a reclaim after the grace period; `collectedGarbage` and
+    /// `clearGarbage` leave them be. The cluster also claims uploads, one node at a time.
+    case shared(ClusterBookkeeping)
+}
+
+/// The bookkeeping of a catalog that several nodes share (not in the catalog protocols yet).
+struct ClusterBookkeeping: Sendable {
+    /// Reclaims versions replaced at least `grace` seconds ago, up to `limit`, calling `remove` for each.
+    let reclaim: @Sendable (_ catalog: any Catalog, _ grace: Int64, _ limit: Int, _ remove: (String) -> Void) throws -> Int
+    let isGarbage: @Sendable (_ catalog: any Catalog, _ version: String) throws -> Bool
+    /// Claims upload `id` for `node` until `until`; false if another node holds it.
+    let claim: @Sendable (_ catalog: any Catalog, _ id: String, _ node: String, _ until: Int64) throws -> Bool
+    let release: @Sendable (_ catalog: any Catalog, _ id: String, _ node: String) throws -> Void
+
+    static let postgres = ClusterBookkeeping(reclaim: { catalog, grace, limit, remove in
+        try postgres(catalog).reclaim(olderThan: grace, limit: limit, remove: remove)
+    }, isGarbage: { catalog, version in
+        try postgres(catalog).isGarbage(version)
+    }, claim: { catalog, id, node, until in
+        try postgres(catalog).claimUpload(id, node: node, until: until)
+    }, release: { catalog, id, node in
+        try postgres(catalog).releaseUpload(id, node: node)
+    })
+
+    private static func postgres(_ catalog: any Catalog) throws -> PostgresBlobIndex {
+        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex: \(type(of: catalog))") }
+        return index
+    }
 }
 
 extension Backend {
@@ -34,60 +75,46 @@ extension Backend {
         try SQLiteBlobIndex(path: try CatalogRun.newDirectory() + "/index.sqlite")
     }, openFirstSchema: {
         let path = try CatalogRun.newDirectory() + "/index.sqlite"
-        do {
-            let queue = try DatabaseQueue(path: path)
-            try SQLiteBlobIndex.migrator.migrate(queue, upTo: "1-tables")
-            try queue.write { db in
-                let record = FirstSchema.record, upload = FirstSchema.upload
-                try db.execute(sql: "INSERT INTO blobs (key, version, size, sha256, content_type, modified) VALUES (?, ?, ?, ?, ?, ?)",
-                               arguments: [Data(record.key.bytes), record.version, Int64(record.size), Data(record.sha256),
-                                           record.contentType, record.modified])
+        try FirstSchema.sqlite(at: path)
+        return (try SQLiteBlobIndex(path: path), FirstSchema.common)
+    }, writeRawRows: { catalog, source, keys in
+        guard let index = catalog as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
+        try index.pool.write { db in
+            for (i, key) in keys.enumerated() {
                 try db.execute(sql: """
-                    INSERT INTO uploads (id, length, offset, hash_state, metadata, key, content_type, expires, completed_key)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
-                    """, arguments: [upload.id, Int64(upload.length ?? 0), Int64(upload.offset), Data(upload.hashState), upload.metadata,
-                                     upload.key.map { Data($0.bytes) }, upload.attributes.contentType, upload.expires])
+                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+                    SELECT ?, version, size, sha256, content_type, modified FROM blobs WHERE key = ?
+                    """, arguments: [Data(key), Data(source.bytes)])
+                try db.execute(sql: "INSERT INTO multipart_uploads (id, key, content_type, created, expires) VALUES (?, ?, '', 0, 0)",
+                               arguments: ["raw\(i)", Data(key)])
             }
         }
-        return try SQLiteBlobIndex(path: path)
+        return index.invalidKeys
     })
 
     static let postgres = Backend(name: "PostgreSQL", open: {
         try PostgresBlobIndex(url: try TestPostgres.running().freshURL(), connections: 8)
     }, openFirstSchema: {
         let url = try TestPostgres.running().freshURL()
-        do {
-            // As PostgresSchema.migrate applied its first step, in the role's own schema.
-            let connection = try PostgresConnection(url)
-            try connection.simple("CREATE TABLE blobd_migrations (name text PRIMARY KEY, applied bigint NOT NULL)")
-            try connection.simple(PostgresSchema.steps[0].sql)
-            try connection.execute("INSERT INTO blobd_migrations (name, applied) VALUES ($1, 0)", [.text(PostgresSchema.steps[0].name)])
-            let record = FirstSchema.record, upload = FirstSchema.upload
-            try connection.execute("INSERT INTO blobs (key, version, size, sha256, content_type, modified) VALUES ($1, $2, $3, $4, $5, $6)",
-                                   [.bytes(record.key.bytes), .text(record.version), .int(Int64(record.size)), .bytes(record.sha256),
-                                    .text(record.contentType), .int(record.modified)])
-            try connection.execute("""
-                INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)
-                """, [.text(upload.id), .int(Int64(upload.length ?? 0)), .int(Int64(upload.offset)), .bytes(upload.hashState),
-                      .text(upload.metadata), upload.key.map { .bytes($0.bytes) } ?? .null, .text(upload.attributes.contentType),
-                      .int(upload.expires)])
+        try FirstSchema.postgres(at: url)
+        return (try PostgresBlobIndex(url: url, connections: 8), FirstSchema.postgresContent)
+    }, writeRawRows: { catalog, source, keys in
+        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
+        try index.pool.transaction { connection throws(PostgresError) in
+            for (i, key) in keys.enumerated() {
+                try connection.execute("""
+                    INSERT INTO blobs (key, version, size, sha256, content_type, modified)
+                    SELECT $1, version, size, sha256, content_type, modified FROM blobs WHERE key = $2
+                    """, [.bytes(key), .bytes(source.bytes)])
+                try connection.execute("INSERT INTO multipart_uploads (id, key, content_type, created, expires) VALUES ($1, $2, '', 0, 0)",
+                                       [.text("raw\(i)"), .bytes(key)])
+            }
         }
-        return try PostgresBlobIndex(url: url, connections: 8)
+        return index.invalidKeys
     }, openNodes: { count in
         let url = try TestPostgres.running().freshURL()
         return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }
-    })
-}
-
-/// What the first schema version of every backend could hold: a blob record and a tus upload
-/// with none of the attributes later versions added.
-enum FirstSchema {
-    static let record = BlobRecord(key: try! BlobKey("old/caf\u{E9}"), version: "0123456789abcdef0123456789abcdef", size: 5,
-                                   sha256: Array(repeating: 0xAB, count: 32), contentType: "text/plain", modified: 1_600_000_000)
-    static let upload = UploadRecord(id: "fedcba9876543210fedcba9876543210", length: 10, offset: 4, hashState: [1, 2, 3],
-                                     metadata: "filename Zm9v", key: try! BlobKey("old/upload"),
-                                     attributes: BlobAttributes(contentType: "text/csv"), expires: 4_102_444_800)
+    }, garbage: .shared(.postgres))
 }
 
 /// What the catalog suite leaves behind until it ends: the SQLite files of its tests (an index
@@ -133,7 +160,59 @@ func record(_ key: String, size: UInt64 = 3, modified: Int64 = 1_700_000_000) th
                contentType: "application/octet-stream", modified: modified)
 }
 
+// MARK: Adapter to the catalog's API (the one place a change of that API touches)
+
+/// A write condition as the HTTP layers phrase them, with the version as the entity tag.
+enum Condition: Sendable, CustomStringConvertible {
+    /// No condition.
+    case unconditional
+    /// Create-only: If-None-Match: *.
+    case createOnly
+    /// If-Match: * (some version exists).
+    case exists
+    /// If-Match with these tags: the current version is one of them.
+    case ifMatch([String])
+    /// If-None-Match with these tags: no current version, or one not among them.
+    case ifNoneMatch([String])
+    /// If-Unmodified-Since: no current version, or one modified at or before this time.
+    case ifUnmodifiedSince(Int64)
+
+    /// True if the condition holds for `current` (nil when the key is absent).
+    func holds(for current: BlobRecord?) -> Bool {
+        switch self {
+        case .unconditional: true
+        case .createOnly: current == nil
+        case .exists: current != nil
+        case .ifMatch(let tags): current.map { tags.contains($0.version) } ?? false
+        case .ifNoneMatch(let tags): current.map { !tags.contains($0.version) } ?? true
+        case .ifUnmodifiedSince(let time): current.map { $0.modified <= time } ?? true
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .unconditional: "unconditional"
+        case .createOnly: "create-only"
+        case .exists: "If-Match *"
+        case .ifMatch(let tags): "If-Match \(tags)"
+        case .ifNoneMatch(let tags): "If-None-Match \(tags)"
+        case .ifUnmodifiedSince(let time): "If-Unmodified-Since \(time)"
+        }
+    }
+}
+
 extension BlobIndex {
+    /// Commits if `condition` holds, and waits for the outcome.
+    func commit(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition) throws(StoreError) -> IndexCommit {
+        try waitFor { commit(record, completingUpload: completingUpload, if: { condition.holds(for: $0) }, then: $0) }
+    }
+
+    /// Removes the record at `key` if `condition` holds for it.
+    @discardableResult
+    func remove(_ key: BlobKey, when condition: Condition) throws(StoreError) -> BlobRecord {
+        try remove(key, if: { condition.holds(for: $0) })
+    }
+
     /// Commits and waits for the outcome.
     func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: @escaping (BlobRecord?) -> Bool) throws(StoreError)
         -> IndexCommit {
@@ -143,7 +222,7 @@ extension BlobIndex {
     /// Commits unconditionally.
     @discardableResult
     func put(_ record: BlobRecord) throws(StoreError) -> IndexCommit {
-        try commit(record, if: { _ in true })
+        try commit(record, when: .unconditional)
     }
 
     /// Every key under `prefix`, a page of `limit` at a time.

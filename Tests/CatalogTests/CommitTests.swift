@@ -11,8 +11,8 @@ extension CatalogConformance {
         func createOnly(_ backend: Backend) throws {
             let index = try backend.open()
             let first = try record("k")
-            #expect(try index.commit(first, if: { $0 == nil }) == .created)
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("k"), if: { $0 == nil }) }
+            #expect(try index.commit(first, when: .createOnly) == .created)
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("k"), when: .createOnly) }
             #expect(try index.record(for: first.key) == first)
         }
 
@@ -21,12 +21,12 @@ extension CatalogConformance {
         func ifMatchVersion(_ backend: Backend) throws {
             let index = try backend.open()
             let first = try record("k"), second = try record("k"), third = try record("k")
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(first, if: { $0?.version == first.version }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(first, when: .ifMatch([first.version])) }
             #expect(try index.record(for: first.key) == nil)
             try index.put(first)
-            #expect(try index.commit(second, if: { $0?.version == first.version }) == .replaced(previous: first))
+            #expect(try index.commit(second, when: .ifMatch([first.version])) == .replaced(previous: first))
             // The stale version no longer matches.
-            #expect(throws: StoreError.preconditionFailed) { try index.commit(third, if: { $0?.version == first.version }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(third, when: .ifMatch([first.version])) }
             #expect(try index.record(for: first.key) == second)
         }
 
@@ -86,14 +86,14 @@ extension CatalogConformance {
         func removeConditions(_ backend: Backend) throws {
             let index = try backend.open()
             let key = try BlobKey("gone")
-            #expect(throws: StoreError.notFound) { try index.remove(key, if: { _ in true }) }
+            #expect(throws: StoreError.notFound) { try index.remove(key, when: .unconditional) }
             let stored = try record("gone")
             try index.put(stored)
-            #expect(throws: StoreError.preconditionFailed) { try index.remove(key, if: { $0.version == "other" }) }
+            #expect(throws: StoreError.preconditionFailed) { try index.remove(key, when: .ifMatch(["other"])) }
             #expect(try index.record(for: key) == stored)
-            #expect(try index.remove(key, if: { $0.version == stored.version }) == stored)
+            #expect(try index.remove(key, when: .ifMatch([stored.version])) == stored)
             #expect(try index.record(for: key) == nil)
-            #expect(throws: StoreError.notFound) { try index.remove(key, if: { _ in true }) }
+            #expect(throws: StoreError.notFound) { try index.remove(key, when: .unconditional) }
             #expect(try index.garbage().contains(stored.version))
             #expect(try !index.containsVersion(stored.version))
         }
@@ -111,18 +111,16 @@ extension CatalogConformance {
         }
 
         /// N threads create the same key at once: exactly one wins, the others are refused, and the
-        /// winner's record is the one stored.
+        /// winner's record is the one stored, byte for byte (the candidates differ in every field).
         @Test(arguments: Backend.all)
         func concurrentCreateOnlyHasOneWinner(_ backend: Backend) throws {
             let index = try backend.open()
             let count = 16
-            let records = try (0..<count).map { _ in try record("race") }
             for round in 0..<3 {
                 let key = try BlobKey("race-\(round)")
-                let candidates = records.map { BlobRecord(key: key, version: $0.version, size: $0.size, sha256: $0.sha256,
-                                                          attributes: $0.attributes, modified: $0.modified) }
+                let candidates = (0..<count).map { distinctCandidate(key, $0) }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try index.commit(candidates[i], if: { $0 == nil }) }
+                    Result { () throws(StoreError) in try index.commit(candidates[i], when: .createOnly) }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)
@@ -140,7 +138,7 @@ extension CatalogConformance {
             try index.insert(upload, owner: nil, limit: 0)
             #expect(try index.unfinishedUploads() == [upload.id])
             let stored = try record("done", size: 7)
-            #expect(try index.commit(stored, completingUpload: upload.id, if: { $0 == nil }) == .created)
+            #expect(try index.commit(stored, completingUpload: upload.id, when: .createOnly) == .created)
             let completed = try index.upload(upload.id)
             #expect(completed?.completedKey == stored.key && completed?.offset == 7 && completed?.isComplete == true)
             #expect(try index.unfinishedUploads().isEmpty)
@@ -149,9 +147,13 @@ extension CatalogConformance {
                                      attributes: BlobAttributes(), expires: Int64(time(nil)) + 3600)
             try index.insert(other, owner: nil, limit: 0)
             #expect(throws: StoreError.preconditionFailed) {
-                try index.commit(try record("done"), completingUpload: other.id, if: { $0 == nil })
+                try index.commit(try record("done"), completingUpload: other.id, when: .createOnly)
             }
             #expect(try index.upload(other.id) == other)
+            // An id no upload has changes nothing but the blob.
+            let unknown = newVersion()
+            #expect(try index.commit(try record("elsewhere"), completingUpload: unknown, when: .createOnly) == .created)
+            #expect(try index.upload(unknown) == nil)
         }
 
         /// Versions and totals follow commits and removals; the asynchronous read sees a commit
@@ -167,7 +169,7 @@ extension CatalogConformance {
             let folder = String(a.version.prefix(2))
             #expect(try index.versions(inFolder: folder) == Set([a, b, c].map(\.version).filter { $0.hasPrefix(folder) }))
             #expect(try index.containsVersion(b.version) && !index.containsVersion(newVersion()))
-            _ = try index.remove(b.key, if: { _ in true })
+            _ = try index.remove(b.key, when: .unconditional)
             #expect(try index.totals() == (2, 10))
             let read = Mutex<Result<BlobRecord?, StoreError>?>(nil)
             let done = DispatchSemaphore(value: 0)

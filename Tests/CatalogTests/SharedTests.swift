@@ -30,7 +30,7 @@ extension CatalogConformance {
             for round in 0..<3 {
                 let candidates = try (0..<count).map { _ in try record("race-\(round)") }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], if: { $0 == nil }) }
+                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], when: .createOnly) }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)
@@ -86,9 +86,9 @@ extension CatalogConformance {
                 let node = nodes[i % nodes.count]
                 return Result { () throws(StoreError) in
                     if i.isMultiple(of: 2) {
-                        _ = try node.remove(base.key, if: { $0.version == base.version })
+                        _ = try node.remove(base.key, when: .ifMatch([base.version]))
                     } else {
-                        _ = try node.commit(candidates[i], if: { $0?.version == base.version })
+                        _ = try node.commit(candidates[i], when: .ifMatch([base.version]))
                     }
                 }
             }
@@ -127,6 +127,43 @@ extension CatalogConformance {
             #expect(try nodes[0].multipart(upload.id)?.completedETag == "\"e-12\"")
         }
 
+        /// A read, plain or with a completion, on any node sees every commit acknowledged before
+        /// it began, while other threads keep reads of the same key in flight (the reads that
+        /// share a round trip must not hand a newer read an older answer).
+        @Test(arguments: Backend.all)
+        func readsSeeEveryAcknowledgedCommit(_ backend: Backend) throws {
+            let nodes = try Self.handles(backend)
+            let key = try BlobKey("fresh")
+            let stop = Atomic<Bool>(false)
+            let readers = DispatchGroup()
+            for i in 0..<3 {
+                DispatchQueue.global().async(group: readers) {
+                    for _ in 0..<200_000 where !stop.load(ordering: .relaxed) { _ = try? nodes[i % nodes.count].record(for: key) }
+                }
+            }
+            defer {
+                stop.store(true, ordering: .relaxed)
+                readers.wait()
+            }
+            var stale: [String] = []
+            for round in 0..<30 {
+                let stored = try record("fresh")
+                try nodes[round % nodes.count].put(stored)
+                for (n, node) in nodes.enumerated() {
+                    if try node.record(for: key) != stored { stale.append("round \(round) node \(n)") }
+                    let read = Mutex<Result<BlobRecord?, StoreError>?>(nil)
+                    let done = DispatchSemaphore(value: 0)
+                    node.record(for: key) { result in
+                        read.withLock { $0 = result }
+                        done.signal()
+                    }
+                    done.wait()
+                    if read.withLock({ $0 }) != .success(stored) { stale.append("round \(round) node \(n), with a completion") }
+                }
+            }
+            #expect(stale.isEmpty, "\(stale)")
+        }
+
         /// Several nodes of the backend's catalog where it has them, else one handle.
         static func handles(_ backend: Backend) throws -> [any Catalog] {
             if let open = backend.openNodes { return try open(3) }
@@ -140,7 +177,7 @@ extension CatalogConformance {
             let candidates = try (0..<count).map { _ in try record("contended") }
             let outcomes = concurrently(count) { i in
                 Result { () throws(StoreError) in
-                    try nodes[i % nodes.count].commit(candidates[i], if: { $0?.version == base.version })
+                    try nodes[i % nodes.count].commit(candidates[i], when: .ifMatch([base.version]))
                 }
             }
             let winners = outcomes.indices.filter { outcomes[$0] == .success(.replaced(previous: base)) }

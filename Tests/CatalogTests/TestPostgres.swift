@@ -48,11 +48,27 @@ final class TestPostgres: Sendable {
             chmod(dir, 0o755)
             try Self.check("chown", spawn("/bin/chown", ["postgres:postgres", dir], output: nil))
         }
+        // The default collation is ICU's en-US, not C: text compares as a person reads, so a
+        // listing or range that leans on the database's string order instead of bytes fails here.
         try Self.check("initdb", command("initdb", ["-D", dir + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                                                   "--locale", "C.UTF-8", "--no-sync"]))
+                                                   "--locale", "C.UTF-8", "--locale-provider", "icu", "--icu-locale", "en-US",
+                                                   "--no-sync"]))
         // fsync off: durability is not what these tests check, and the suite should take seconds.
         let options = "-p \(port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
         try Self.check("pg_ctl start", command("pg_ctl", ["-D", dir + "/data", "-o", options, "-l", dir + "/log", "-w", "-t", "30", "start"]))
+        try checkCollation()
+    }
+
+    /// The trap is set: the database's default collation puts "a" before "B" (C would not).
+    private func checkCollation() throws(TestFailure) {
+        let collates: Bool
+        do {
+            let admin = try PostgresConnection("postgres://postgres@127.0.0.1:\(port)/postgres")
+            collates = try admin.execute("SELECT 'a' < 'B' AS found").rows.first?.bool("found") == true
+        } catch {
+            throw TestFailure("checking the test server's collation: \(error)")
+        }
+        guard collates else { throw TestFailure("the test server compares text in C order, not a locale's") }
     }
 
     /// A URL of the `postgres` database for a new role with a schema of its own.

@@ -43,6 +43,42 @@ extension CatalogConformance {
             #expect(try index.unfinishedUploads().isEmpty)
         }
 
+        /// An upload with nothing optional (deferred length, no key, empty hash state and
+        /// metadata, no attribute but the media type) reads back as it went in; saving an
+        /// unknown id adds nothing; removing one is not an error.
+        @Test(arguments: Backend.all)
+        func minimalUploadRoundTrips(_ backend: Backend) throws {
+            let index = try backend.open()
+            var upload = UploadRecord(id: newVersion(), length: nil, offset: 0, hashState: [], metadata: "", key: nil,
+                                      attributes: BlobAttributes(contentType: "application/octet-stream"), expires: 0)
+            try index.insert(upload, owner: nil, limit: 0)
+            #expect(try index.upload(upload.id) == upload)
+            upload.length = 0
+            upload.completedKey = try BlobKey("\u{10FFFF}")
+            try index.save(upload)
+            #expect(try index.upload(upload.id) == upload)
+            #expect(try index.unfinishedUploads().isEmpty)
+            let unknown = try tusUpload()
+            try index.save(unknown)
+            #expect(try index.upload(unknown.id) == nil)
+            try index.removeUpload(unknown.id)
+            #expect(try index.expiredUploads(now: 0) == [upload.id])
+        }
+
+        /// A tus upload's Content-Language has no column in either backend (issue 21 names the
+        /// drift): it is lost on the way in. Known issue until the column arrives.
+        @Test(arguments: Backend.all)
+        func contentLanguageOfAnUpload(_ backend: Backend) throws {
+            let index = try backend.open()
+            var upload = try tusUpload()
+            upload.attributes.contentLanguage = "fr"
+            try index.insert(upload, owner: nil, limit: 0)
+            let stored = try index.upload(upload.id)
+            withKnownIssue("uploads have no content_language column") {
+                #expect(stored == upload)
+            }
+        }
+
         /// The expiry sweep finds the uploads whose expiry is at or before `now`, finished or not.
         @Test(arguments: Backend.all)
         func expirySweep(_ backend: Backend) throws {
