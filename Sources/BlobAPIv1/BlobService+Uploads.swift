@@ -64,8 +64,8 @@ extension BlobService {
         guard head.hasBody || length == 0 else {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", publicLocation(ofUpload: upload.id))]))
         }
-        let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime)
-        if let checksum { append.expect(checksum) }
+        let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
         return receive(head, into: append, created: true)
     }
 
@@ -77,14 +77,36 @@ extension BlobService {
         let offset = try TusHeaders.number(offsetText, "Upload-Offset")
         let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
-        let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime)
-        if let checksum { append.expect(checksum) }
+        let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
         return receive(head, into: append, created: false)
     }
 
     private func receive(_ head: HTTPRequestHead, into append: UploadAppend, created: Bool) -> HTTPRequestAction {
-        let consumer = UploadAppendConsumer(service: self, append: append, created: created)
-        return head.hasBody ? .receive(consumer) : .respond(consumer.response())
+        guard head.hasBody else { return .respond(finishAppend(append, failure: nil, created: created)) }
+        // The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
+        // thread goes on serving its other connections meanwhile. A newer request of this upload
+        // that stops this one also shuts its connection down.
+        return .receive(StreamingBody(
+            committers: committers, metrics: metrics, write: { try append.write($0) }, abandon: { append.abandon() },
+            attach: { connection in append.whenPreempted { connection.close() } },
+            end: { [self] failure, respond in respond(finishAppend(append, failure: failure, created: created)) }))
+    }
+
+    /// Saves the bytes of a request (or rolls them back) and describes the upload.
+    private func finishAppend(_ append: UploadAppend, failure: (any Error)?, created: Bool) -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            if let failure { throw failure }
+            let upload = try append.finish()
+            response = HTTPResponse(status: created ? 201 : 204, headers: uploadHeaders(upload))
+        } catch {
+            append.cancel()
+            response = self.failure(error)
+            response.headers.append(Self.tusResumable)
+        }
+        if created { response.headers.append(("Location", publicLocation(ofUpload: append.upload.id))) }
+        return response
     }
 
     private func requireOffsetStream(_ head: HTTPRequestHead) throws(HTTPError) {
@@ -110,66 +132,5 @@ extension BlobService {
 
     static func location(ofUpload id: String) -> String {
         "/v1/uploads/" + id
-    }
-}
-
-/// Streams one request body into an `UploadAppend`.
-final class UploadAppendConsumer: HTTPBodyConsumer {
-    private let service: BlobService
-    private let append: UploadAppend
-    private let created: Bool
-    private var failure: (any Error)?
-    private let inFlight: InFlightUpload
-
-    init(service: BlobService, append: UploadAppend, created: Bool) {
-        self.service = service
-        self.append = append
-        self.created = created
-        self.inFlight = InFlightUpload(service.metrics)
-    }
-
-    func consume(_ chunk: UnsafeRawBufferPointer) {
-        guard failure == nil else { return }
-        do {
-            try append.write(chunk)
-        } catch {
-            failure = error
-        }
-    }
-
-    /// The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
-    /// thread goes on serving its other connections meanwhile.
-    func finish(_ responder: HTTPResponder) {
-        let handover = Handover(value: self)
-        service.committers.submit {
-            responder.send(handover.value.response())
-        }
-    }
-
-    /// Saves the bytes (or rolls them back) and describes the upload.
-    func response() -> HTTPResponse {
-        defer { inFlight.end() }
-        var response: HTTPResponse
-        do {
-            if let failure { throw failure }
-            let upload = try append.finish()
-            response = HTTPResponse(status: created ? 201 : 204, headers: service.uploadHeaders(upload))
-        } catch {
-            append.cancel()
-            response = service.failure(error)
-            response.headers.append(BlobService.tusResumable)
-        }
-        if created { response.headers.append(("Location", service.publicLocation(ofUpload: append.upload.id))) }
-        return response
-    }
-
-    func abandon() {
-        inFlight.end()
-        append.abandon()
-    }
-
-    /// A newer request of this upload that stops this one also shuts its connection down.
-    func attach(_ connection: HTTPConnectionHandle) {
-        append.whenPreempted { connection.close() }
     }
 }

@@ -20,12 +20,54 @@ extension BlobService {
                                              typeGuessedFrom: key?.rawValue)
         let expectedMD5 = try UploadAttributes.contentMD5(head)
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
-        // MD5 only when a Content-MD5 asks for it: it costs more CPU than SHA-256.
-        let hasher = expectedMD5.map { _ in BodyHasher(md5: true, expectedSize: contentLength) }
+        // A body of 1 MiB or more is hashed on a second thread as it is written; MD5 only when a
+        // Content-MD5 asks for it: it costs more CPU than SHA-256.
+        let hasher = BodyHasher(md5: expectedMD5 != nil, expectedSize: contentLength)
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
-        return .receive(UploadConsumer(
-            service: self, stream: stream, key: key, attributes: attributes, expectedMD5: expectedMD5,
-            condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }))
+        return .receive(StreamingBody(
+            committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
+            end: { [self] failure, respond in
+                commitUpload(stream, failure: failure, key: key, attributes: attributes, expectedMD5: expectedMD5,
+                             condition: { preconditions.evaluate(current: $0, safe: false) == .proceed }, then: respond)
+            }))
+    }
+
+    /// The end of a PUT or POST body, on the commit pool: the fsync runs here, the index commit
+    /// in a group commit, and the answer comes from the thread that committed its batch.
+    private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, key: BlobKey?, attributes: BlobAttributes,
+                              expectedMD5: [UInt8]?, condition: @escaping (BlobRecord?) -> Bool,
+                              then respond: @escaping (HTTPResponse) -> Void) {
+        let md5: [UInt8]?
+        do {
+            if let failure { throw failure }
+            md5 = try Self.checkedMD5(stream, expected: expectedMD5)
+        } catch {
+            stream.abandon()
+            return respond(self.failure(error))
+        }
+        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
+            switch result {
+            case .success(let stored):
+                let record = stored.record
+                respond(Self.jsonResponse(
+                    status: stored.created ? 201 : 200, Self.json(record),
+                    headers: [("ETag", EntityTag(version: record.version).headerValue),
+                              ("Location", publicLocation(of: record.key))]))
+            case .failure(let error):
+                respond(self.failure(error))
+            }
+        }
+    }
+
+    /// The body's MD5 when a Content-MD5 announced one, which it must equal (S3's BadDigest).
+    private static func checkedMD5(_ stream: BlobWriteStream, expected: [UInt8]?) throws -> [UInt8]? {
+        guard let expected else { return nil }
+        let md5 = try stream.digests().md5 ?? []
+        guard md5 == expected else {
+            throw HTTPError.digestMismatch("The body's MD5 is \(DigestField.base64(md5)), not the Content-MD5 "
+                                           + "\(DigestField.base64(expected)); nothing was stored.")
+        }
+        return md5
     }
 
     /// The prefix of the header fields that carry user metadata on /v1; S3 names the same
@@ -61,87 +103,5 @@ extension BlobService {
             found = digest
         }
         return found
-    }
-}
-
-/// Streams one request body into a `BlobWriteStream` and commits it at the end.
-final class UploadConsumer: HTTPBodyConsumer {
-    private let service: BlobService
-    private let stream: BlobWriteStream
-    private let key: BlobKey?
-    private let attributes: BlobAttributes
-    private let condition: (BlobRecord?) -> Bool
-    private let expectedMD5: [UInt8]?
-    private var failure: (any Error)?
-    private let inFlight: InFlightUpload
-
-    init(service: BlobService, stream: BlobWriteStream, key: BlobKey?, attributes: BlobAttributes, expectedMD5: [UInt8]?,
-         condition: @escaping (BlobRecord?) -> Bool) {
-        self.service = service
-        self.stream = stream
-        self.key = key
-        self.attributes = attributes
-        self.expectedMD5 = expectedMD5
-        self.condition = condition
-        self.inFlight = InFlightUpload(service.metrics)
-    }
-
-    func consume(_ chunk: UnsafeRawBufferPointer) {
-        guard failure == nil else { return }
-        do {
-            try stream.write(chunk)
-        } catch {
-            failure = error
-        }
-    }
-
-    /// The fsync runs on the commit pool, the index commit in a group commit; the connection
-    /// waits suspended, and gets its answer from the thread that committed its batch.
-    func finish(_ responder: HTTPResponder) {
-        let handover = Handover(value: self)
-        service.committers.submit {
-            handover.value.commit { responder.send($0) }
-        }
-    }
-
-    private func commit(then respond: @escaping (HTTPResponse) -> Void) {
-        let md5: [UInt8]?
-        do {
-            if let failure { throw failure }
-            md5 = try checkedMD5()
-        } catch {
-            stream.abandon()
-            inFlight.end()
-            return respond(service.failure(error))
-        }
-        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
-            inFlight.end()
-            switch result {
-            case .success(let stored):
-                let record = stored.record
-                respond(BlobService.jsonResponse(
-                    status: stored.created ? 201 : 200, BlobService.json(record),
-                    headers: [("ETag", EntityTag(version: record.version).headerValue),
-                              ("Location", service.publicLocation(of: record.key))]))
-            case .failure(let error):
-                respond(service.failure(error))
-            }
-        }
-    }
-
-    /// The body's MD5 when a Content-MD5 announced one, which it must equal (S3's BadDigest).
-    private func checkedMD5() throws -> [UInt8]? {
-        guard let expectedMD5 else { return nil }
-        let md5 = try stream.digests().md5 ?? []
-        guard md5 == expectedMD5 else {
-            throw HTTPError.digestMismatch("The body's MD5 is \(DigestField.base64(md5)), not the Content-MD5 "
-                                           + "\(DigestField.base64(expectedMD5)); nothing was stored.")
-        }
-        return md5
-    }
-
-    func abandon() {
-        inFlight.end()
-        stream.abandon()
     }
 }

@@ -54,55 +54,37 @@ final class ObjectSink: S3BodySink {
     func abandon() { stream.abandon() }
 }
 
-/// Streams an S3 body (PutObject or UploadPart) into its sink: aws-chunked framing decoded,
-/// MD5 and any checksum computed as the sink writes (`BodyDigests`) and checked, then the sink
-/// completes on the commit pool.
-final class S3PutConsumer: HTTPBodyConsumer {
-    private let service: S3Service
-    private let sink: any S3BodySink
+/// The end of an S3 body (PutObject or UploadPart), on the commit pool: checks the aws-chunked
+/// framing, the length and the digests (waiting for the second hashing thread, which is why
+/// this runs there), then completes the sink. The bytes reach the sink through `StreamingBody`.
+struct S3BodyEnd {
+    let service: S3Service
+    let sink: any S3BodySink
     /// The aws-chunked framing around the bytes, when the body has it.
-    var decoder: AWSChunkedDecoder?
-    private let payload: S3Service.Payload
-    private let digests: BodyDigests
-    private let head: HTTPRequestHead
-    private let requestID: String
-    private var failure: (any Error)?
+    let decoder: AWSChunkedDecoder?
+    let payload: S3Service.Payload
+    let digests: BodyDigests
+    let head: HTTPRequestHead
+    let requestID: String
 
-    init(service: S3Service, sink: any S3BodySink, payload: S3Service.Payload, digests: BodyDigests, head: HTTPRequestHead,
-         requestID: String) {
-        self.service = service
-        self.sink = sink
-        self.payload = payload
-        self.digests = digests
-        self.head = head
-        self.requestID = requestID
-    }
-
-    func consume(_ chunk: UnsafeRawBufferPointer) {
-        guard failure == nil else { return }
+    func complete(failure: (any Error)?, then respond: @escaping (HTTPResponse) -> Void) {
+        let verified: (md5: [UInt8], checksum: String?)
         do {
-            if let decoder { try decoder.feed(chunk) } else { try write(chunk) }
+            if let failure { throw failure }
+            verified = try verify()
         } catch {
-            failure = error
+            sink.abandon()
+            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
+        }
+        sink.complete(md5: verified.md5, checksum: verified.checksum) { [service, head, requestID] result in
+            switch result {
+            case .success(let response): respond(response)
+            case .failure(let error): respond(service.failure(S3Error(error), head: head, requestID: requestID))
+            }
         }
     }
 
-    /// The body's bytes (without any aws-chunked framing), stored and hashed as they are written.
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        try sink.write(bytes)
-    }
-
-    func finish(_ responder: HTTPResponder) {
-        let handover = Handover(value: self)
-        service.committers.submit {
-            handover.value.complete { responder.send($0) }
-        }
-    }
-
-    /// Checks the framing, the length and the digests (waiting for the second hashing thread,
-    /// which is why this runs on the commit pool), then completes the sink.
     private func verify() throws -> (md5: [UInt8], checksum: String?) {
-        if let failure { throw failure }
         if let decoder {
             guard decoder.isComplete else { throw S3Error(.incompleteBody, "The request body ended inside its aws-chunked framing.") }
             if let size = payload.size, decoder.decodedLength != size {
@@ -129,29 +111,5 @@ final class S3PutConsumer: HTTPBodyConsumer {
             throw S3Error(.badDigest, "The \(algorithm.rawValue.uppercased()) you specified did not match the calculated checksum.")
         }
         return (digests.md5, "\(algorithm.rawValue):\(computed)")
-    }
-
-    private func complete(then respond: @escaping (HTTPResponse) -> Void) {
-        let verified: (md5: [UInt8], checksum: String?)
-        do {
-            verified = try verify()
-        } catch {
-            sink.abandon()
-            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
-        }
-        sink.complete(md5: verified.md5, checksum: verified.checksum) { [self] result in
-            switch result {
-            case .success(let response): respond(response)
-            case .failure(let error): respond(service.failure(S3Error(error), head: head, requestID: requestID))
-            }
-        }
-    }
-
-    func abandon() {
-        sink.abandon()
-    }
-
-    func attach(_ connection: HTTPConnectionHandle) {
-        sink.attach(connection)
     }
 }

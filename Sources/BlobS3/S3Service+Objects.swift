@@ -149,14 +149,16 @@ extension S3Service {
     /// The body's consumer, decoding aws-chunked framing when the request has it.
     func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, digests: BodyDigests,
                  requestID: String) throws -> HTTPRequestAction {
-        let consumer = S3PutConsumer(service: self, sink: sink, payload: payload, digests: digests, head: head, requestID: requestID)
-        if let chunked = payload.chunked {
-            consumer.decoder = AWSChunkedDecoder(signing: chunked.signing, hasTrailer: chunked.hasTrailer,
-                                                 declaredLength: payload.size) { [unowned consumer] in
-                try consumer.write($0)
+        let decoder = payload.chunked.map { chunked in
+            AWSChunkedDecoder(signing: chunked.signing, hasTrailer: chunked.hasTrailer, declaredLength: payload.size) {
+                try sink.write($0)
             }
         }
-        return .receive(consumer)
+        let end = S3BodyEnd(service: self, sink: sink, decoder: decoder, payload: payload, digests: digests, head: head,
+                            requestID: requestID)
+        let write: StreamingBody.Write = decoder.map { decoder in { try decoder.feed($0) } } ?? { try sink.write($0) }
+        return .receive(StreamingBody(committers: committers, write: write, abandon: { sink.abandon() },
+                                      attach: { sink.attach($0) }, end: end.complete))
     }
 
     /// What a PutObject, or a CopyObject with REPLACE, stores with the object: the standard

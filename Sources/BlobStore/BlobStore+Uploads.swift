@@ -53,9 +53,11 @@ extension BlobStore {
 
     /// Starts appending at `offset`, which must be the upload's offset. `length` sets a deferred
     /// length. Only one append per upload runs at a time: one in progress on this node is
-    /// stopped (see `Preemptible`), one on another node gives `.uploadBusy`.
-    public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil,
-                            lifetime: Int64) throws(StoreError) -> UploadAppend {
+    /// stopped (see `Preemptible`), one on another node gives `.uploadBusy`. `bodySize`: the
+    /// request's length, when known (a large body is hashed on a second thread). `checksum`:
+    /// what this request's bytes must hash to (tus Upload-Checksum), verified at `finish`.
+    public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil, lifetime: Int64,
+                            bodySize: UInt64? = nil, checksum: UploadAppend.Checksum? = nil) throws(StoreError) -> UploadAppend {
         guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
@@ -87,8 +89,10 @@ extension BlobStore {
             }
             record.expires = Int64(time(nil)) + lifetime
             // The append owns the descriptor and releases the claim when it ends.
-            let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher,
-                                      remaining: record.length.map { $0 - offset })
+            let remaining = record.length.map { $0 - offset }
+            let expected = [remaining, bodySize].compactMap { $0 }.min()
+            let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher, expected: expected,
+                                      checksum: checksum)
             holdUpload(id, by: append)
             return append
         } catch {

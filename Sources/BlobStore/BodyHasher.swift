@@ -28,7 +28,7 @@ public final class BodyHasher: @unchecked Sendable {
     static let threadedFrom: UInt64 = 1 << 20
     private static let bufferCount = 4
 
-    private var sha256 = SHA256Hasher()
+    private var sha256: SHA256Hasher
     private var md5: MD5Hasher?
     private let extra: ((UnsafeRawBufferPointer) -> Void)?
     private let queue: DispatchQueue?
@@ -43,7 +43,11 @@ public final class BodyHasher: @unchecked Sendable {
 
     /// `md5`: compute MD5 too. `extra` sees every byte in order (on the hashing thread for a
     /// large body). `expectedSize`: the body's length, nil if unknown (counted as large).
-    public init(md5: Bool, extra: ((UnsafeRawBufferPointer) -> Void)? = nil, expectedSize: UInt64?) {
+    /// `resuming`: the SHA-256 of the bytes before the body (a resumable upload's saved state);
+    /// it goes on from there, and MD5 must not be asked for then.
+    public init(md5: Bool, extra: ((UnsafeRawBufferPointer) -> Void)? = nil, expectedSize: UInt64?,
+                resuming sha256: SHA256Hasher = SHA256Hasher()) {
+        self.sha256 = sha256
         self.md5 = md5 ? MD5Hasher() : nil
         self.extra = extra
         if expectedSize.map({ $0 >= Self.threadedFrom }) ?? true {
@@ -97,6 +101,13 @@ public final class BodyHasher: @unchecked Sendable {
         let digests = Digests(sha256: sha256.finalize(), md5: md5?.finalize())
         finished = digests
         return digests
+    }
+
+    /// The SHA-256 of every byte handed over, not finalized, once all are hashed (a resumable
+    /// upload saves its state). Call it from the writer's side only, after the writer's flush.
+    func sha256SoFar() -> SHA256Hasher {
+        queue?.sync {}
+        return sha256
     }
 
     private func update(_ bytes: UnsafeRawBufferPointer) {

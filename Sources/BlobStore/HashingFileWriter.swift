@@ -42,7 +42,8 @@ final class HashingFileWriter {
     }
 
     /// Takes ownership of `descriptor`, positioned at `size`, whose first `size` bytes `hasher` has seen.
-    /// `bodyHasher`: hashes the bytes instead of `hasher` (a new file only).
+    /// `bodyHasher`: hashes the bytes instead of `hasher` (which then stays empty; a body hasher
+    /// that continues an earlier hash was made `resuming` it).
     init(descriptor: FileDescriptor, hasher: SHA256Hasher = SHA256Hasher(), size: UInt64 = 0, expecting expected: UInt64? = nil,
          bodyHasher: BodyHasher? = nil) {
         self.descriptor = descriptor
@@ -68,6 +69,11 @@ final class HashingFileWriter {
     /// The SHA-256 of every byte flushed.
     var sha256: [UInt8] {
         bodyHasher?.finish().sha256 ?? hasher.finalize()
+    }
+
+    /// The SHA-256 of every byte flushed, not finalized (waiting for the `BodyHasher`).
+    var sha256SoFar: SHA256Hasher {
+        bodyHasher?.sha256SoFar() ?? hasher
     }
 
     /// Writes out what is buffered and waits for the `BodyHasher`: the digests of every byte

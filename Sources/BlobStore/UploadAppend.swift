@@ -26,7 +26,8 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     /// When this node last renewed its claim on the upload (in a cluster).
     private var claimRenewed: Int64
     private let writer: HashingFileWriter
-    private var checksum: (expected: Checksum, sha1: SHA1Hasher, sha256: SHA256Hasher)?
+    /// This request's Upload-Checksum, fed by the `BodyHasher` (on its thread for a large body).
+    private let checksum: RequestChecksum?
     private var ended = false
     /// Set when a newer request stopped this one: whether the bytes it had were kept.
     private var preemptedKeeping: Bool?
@@ -34,13 +35,20 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private var onPreempt: (@Sendable () -> Void)?
     private let lock = Mutex(())
 
-    /// `remaining`: the bytes the upload still lacks, when its length is known.
-    init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, remaining: UInt64?) {
+    /// `expected`: the bytes this request is expected to bring, when known (the least of what
+    /// the upload still lacks and the request's length). The SHA-256 goes on from `hasher` on a
+    /// second thread for 1 MiB and more (`BodyHasher`), with `checksum` (tus Upload-Checksum).
+    init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, expected: UInt64?,
+         checksum: Checksum?) {
         self.store = store
         self.record = record
         self.startOffset = record.offset
         self.claimRenewed = Int64(time(nil))
-        self.writer = HashingFileWriter(descriptor: descriptor, hasher: hasher, size: record.offset, expecting: remaining)
+        let checksum = checksum.map(RequestChecksum.init)
+        self.checksum = checksum
+        let bodyHasher = BodyHasher(md5: false, extra: checksum.map { checksum in { checksum.update($0) } }, expectedSize: expected,
+                                    resuming: hasher)
+        self.writer = HashingFileWriter(descriptor: descriptor, size: record.offset, expecting: expected, bodyHasher: bodyHasher)
     }
 
     deinit { abandon() }
@@ -52,11 +60,6 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
             current.offset = writer.size
             return current
         }
-    }
-
-    /// Verifies this request's bytes against `checksum` at `finish`.
-    public func expect(_ checksum: Checksum) {
-        lock.withLock { _ in self.checksum = (checksum, SHA1Hasher(), SHA256Hasher()) }
     }
 
     /// Runs `action` too when a newer request preempts this one (it shuts the connection down).
@@ -71,11 +74,6 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
             guard !ended else { throw .uploadBusy }
             if let limit = record.length ?? store.options.maxBlobSize, writer.size + UInt64(bytes.count) > limit {
                 throw .tooLarge(limit: limit)
-            }
-            switch checksum?.expected {
-            case .sha1: checksum?.sha1.update(bytes)
-            case .sha256: checksum?.sha256.update(bytes)
-            case nil: break
             }
             try writer.write(bytes)
             if store.sharedIndex != nil {
@@ -101,11 +99,10 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
             defer { end() }
             do throws(StoreError) {
                 if let checksum {
-                    let matches = switch checksum.expected {
-                    case .sha1(let digest): checksum.sha1.finalize() == digest
-                    case .sha256(let digest): checksum.sha256.finalize() == digest
-                    }
-                    guard matches else { throw .checksumMismatch }
+                    // Every byte written out and hashed, the checksum's included.
+                    try writer.flush()
+                    _ = writer.sha256SoFar
+                    guard checksum.matches() else { throw .checksumMismatch }
                 }
                 try save()
                 return record
@@ -164,7 +161,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private func save() throws(StoreError) {
         try writer.sync()
         record.offset = writer.size
-        record.hashState = writer.hasher.state
+        record.hashState = writer.sha256SoFar.state
         if let length = record.length, record.offset == length {
             try complete()
         } else {
@@ -174,7 +171,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
 
     private func complete() throws(StoreError) {
         writer.close()
-        let digest = writer.hasher.finalize()
+        let digest = writer.sha256
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
@@ -198,5 +195,30 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         ended = true
         writer.close()
         store.releaseUpload(record.id)
+    }
+}
+
+/// A request's Upload-Checksum as its bytes are hashed. `@unchecked Sendable` is sound: the
+/// `BodyHasher` updates it (on its own thread for a large body), and `matches` runs only once
+/// the hasher has seen every byte.
+private final class RequestChecksum: @unchecked Sendable {
+    private let expected: UploadAppend.Checksum
+    private var sha1 = SHA1Hasher()
+    private var sha256 = SHA256Hasher()
+
+    init(_ expected: UploadAppend.Checksum) { self.expected = expected }
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        switch expected {
+        case .sha1: sha1.update(bytes)
+        case .sha256: sha256.update(bytes)
+        }
+    }
+
+    func matches() -> Bool {
+        switch expected {
+        case .sha1(let digest): sha1.finalize() == digest
+        case .sha256(let digest): sha256.finalize() == digest
+        }
     }
 }
