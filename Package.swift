@@ -66,23 +66,29 @@ let package = Package(
             "BlobCore", "BlobCatalog", "BlobContent", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // HTTP semantics: routes, ranges, preconditions, problem+json.
-        .target(name: "BlobHTTP", dependencies: [
+        // What every HTTP dialect shares: ranges, preconditions, dates, percent-encoding, digest
+        // fields, framing checks, representation headers, body plans, metrics, logging, access.
+        .target(name: "HTTPCore", dependencies: [
             "MicroHTTPD", "BlobStore", "SystemCalls",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The /v1 dialect and tus 1.0: a route table, problem+json.
+        .target(name: "BlobAPIv1", dependencies: [
+            "HTTPCore", "MicroHTTPD", "BlobStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
         .target(name: "BlobS3", dependencies: [
-            "BlobHTTP", "BlobStore", "MicroHTTPD", "CZlib",
+            "HTTPCore", "BlobStore", "MicroHTTPD", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The handlers of both listeners wired over one store: by blobd, and by the in-process tests.
         .target(name: "BlobdHandlers", dependencies: [
-            "BlobHTTP", "BlobS3", "BlobStore", "MicroHTTPD",
+            "HTTPCore", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobdHandlers", "BlobHTTP", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork",
+            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -92,16 +98,17 @@ let package = Package(
         ]),
         // The write-condition evaluator and the other domain types.
         .testTarget(name: "BlobCoreTests", dependencies: ["BlobCore"]),
-        .testTarget(name: "BlobHTTPTests", dependencies: ["BlobHTTP"]),
+        // The HTTP core and the /v1 dialect, without a socket.
+        .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "BlobAPIv1", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
-        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
         // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
         // links no module of blobd.
         .target(name: "LiveBlobd", path: "Tests/LiveBlobd"),
         // Test support: one client API for blobd's handlers driven in process (no socket) and
         // for the live binary. For test targets only.
         .target(name: "HTTPTesting", dependencies: [
-            "BlobdHandlers", "BlobHTTP", "BlobStore", "CatalogSQLite", "MicroHTTPD", "LiveBlobd", "CCrypto",
+            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "MicroHTTPD", "LiveBlobd", "CCrypto",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/HTTPTesting"),
         // The HTTP semantics of both dialects, each test run in process and against the live binary.

@@ -1,10 +1,10 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 
 /// An S3 error: its code, HTTP status and message, rendered as S3's XML `<Error>`. The one
 /// place where store errors become S3 answers is `init(_ error:)`.
-struct S3Error: Error, Equatable {
+struct S3Error: Error, Equatable, ClassifiedFailure {
     enum Code: String {
         case accessDenied = "AccessDenied"
         case authorizationHeaderMalformed = "AuthorizationHeaderMalformed"
@@ -55,23 +55,57 @@ struct S3Error: Error, Equatable {
         case encryptionConfigurationNotFound = "ServerSideEncryptionConfigurationNotFoundError"
         case objectLockConfigurationNotFound = "ObjectLockConfigurationNotFoundError"
 
+        /// S3's status of the code: its failure class's (`S3Error.status(of:)`), but for
+        /// MissingContentLength, S3's one 411.
         var status: Int {
+            self == .missingContentLength ? 411 : S3Error.status(of: failureClass)
+        }
+
+        /// What kind of failure the code names.
+        var failureClass: FailureClass {
             switch self {
-            case .accessDenied, .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch, .quotaExceeded: 403
-            case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration, .noSuchCORSConfiguration,
-                 .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
-                 .encryptionConfigurationNotFound, .objectLockConfigurationNotFound: 404
-            case .missingContentLength: 411
-            case .methodNotAllowed: 405
-            case .bucketAlreadyOwnedByYou, .bucketNotEmpty, .operationAborted: 409
-            case .preconditionFailed: 412
-            case .invalidRange, .invalidPartNumber: 416
-            case .internalError: 500
-            case .notImplemented: 501
-            case .serviceUnavailable: 503
-            case .insufficientStorage: 507
-            default: 400
+            case .authorizationHeaderMalformed, .authorizationQueryParametersError, .badDigest, .invalidArgument,
+                 .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint,
+                 .missingContentLength, .malformedXML, .malformedTrailer, .metadataTooLarge, .invalidPart, .invalidPartOrder,
+                 .entityTooSmall, .contentSHA256Mismatch:
+                .badRequest
+            case .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: .unauthenticated
+            case .accessDenied: .forbidden
+            case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
+                 .noSuchCORSConfiguration, .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
+                 .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
+                .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .bucketAlreadyOwnedByYou, .bucketNotEmpty: .conflict
+            case .operationAborted: .locked
+            case .preconditionFailed: .preconditionFailed
+            case .entityTooLarge: .tooLarge
+            case .invalidRange, .invalidPartNumber: .rangeNotSatisfiable
+            case .quotaExceeded: .tooManyRequests
+            case .notImplemented: .notImplemented
+            case .serviceUnavailable: .unavailable
+            case .insufficientStorage: .insufficientStorage
+            case .internalError: .internal
             }
+        }
+    }
+
+    /// S3's status of each failure class. S3 has no 401, 410, 423 or 429: an unknown key is
+    /// 403, an expired upload is a 404, a busy one a 409, a quota (Ceph's QuotaExceeded) a 403;
+    /// and EntityTooLarge is a 400.
+    static func status(of failure: FailureClass) -> Int {
+        switch failure {
+        case .badRequest, .tooLarge: 400
+        case .unauthenticated, .forbidden, .tooManyRequests: 403
+        case .notFound, .gone: 404
+        case .methodNotAllowed: 405
+        case .conflict, .locked: 409
+        case .preconditionFailed: 412
+        case .rangeNotSatisfiable: 416
+        case .internal: 500
+        case .notImplemented: 501
+        case .unavailable: 503
+        case .insufficientStorage: 507
         }
     }
 
@@ -80,6 +114,8 @@ struct S3Error: Error, Equatable {
     var bucket: String?
     var key: String?
     var headers: [(name: String, value: String)] = []
+
+    var failureClass: FailureClass { code.failureClass }
 
     init(_ code: Code, _ message: String) {
         self.code = code
@@ -90,71 +126,80 @@ struct S3Error: Error, Equatable {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.bucket == rhs.bucket && lhs.key == rhs.key
     }
 
-    /// The error → S3 answer map for everything the store and the HTTP layer throw.
-    // long-functions: flat table (one case per error, nothing else), allowed over 60 lines.
+    /// The error → S3 answer map for everything the store and the HTTP layer throw; the status
+    /// is the code's (`Code.status`).
     init(_ error: any Error) {
-        switch error {
-        case let error as S3Error:
+        if let error = error as? S3Error {
             self = error
-        case let error as StoreError:
-            switch error {
-            case .invalidKey(let reason): self.init(.invalidArgument, "Invalid object key: \(reason).")
-            case .notFound: self.init(.noSuchKey, "The specified key does not exist.")
-            case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
-            case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
-            case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
-            case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
-            case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
-            case .uploadNotFound: self.init(.noSuchUpload, "The specified upload does not exist.")
-            case .invalidPart(let number):
-                self.init(.invalidPart, "One or more of the specified parts could not be found or its ETag did not match (part \(number)).")
-            case .invalidPartOrder: self.init(.invalidPartOrder, "The list of parts was not in ascending order.")
-            case .uploadBusy: self.init(.operationAborted, "A conflicting operation is in progress on this upload; retry it.")
-            case .keyNotContentDigest: self.init(.badDigest, "A key of 64 hex digits may only hold the bytes whose SHA-256 it is.")
-            case .checksumMismatch: self.init(.badDigest, "The checksum you specified did not match the calculated checksum.")
-            case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
-            case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
-            case .tooManyUploads(let limit):
-                self.init(.quotaExceeded, "This access key (or, without keys, this client address) has \(limit) unfinished "
-                          + "multipart uploads, the most blobd allows (--max-open-uploads); complete or abort some first.")
-            case .index(.busy), .index(.unavailable):
-                self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
-                headers = [("Retry-After", "1")]
-            case .uploadExpired: self.init(.noSuchUpload, "The specified upload does not exist; it expired.")
-            case .offsetMismatch, .lengthConflict:
-                self.init(.invalidRequest, "The request conflicts with the upload's offset or length.")
-            // The server's own faults: named in the log, never to the client.
-            case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed), .uploadStateInvalid:
-                self.init(.internalError, "We encountered an internal error. Please try again.")
-            }
-        case let error as HTTPError:
-            switch error {
-            case .malformedMessage(let detail):
-                self.init(.invalidRequest, detail)
-                headers = [("Connection", "close")]
-            case .notImplemented(let detail):
-                self.init(.notImplemented, detail)
-                headers = [("Connection", "close")]
-            case .unavailable(let detail):
-                self.init(.serviceUnavailable, detail)
-                headers = [("Retry-After", "1")]
-            case .badRequest(let detail):
-                self.init(.invalidArgument, detail)
-            case .noRoute, .methodNotAllowed:
-                self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
-            case .unauthorized(let detail), .forbidden(let detail):
-                self.init(.accessDenied, detail)
-            case .unsupportedMediaType(let detail):
-                self.init(.invalidRequest, detail)
-            case .tusVersionUnsupported:
-                self.init(.invalidRequest, "Tus-Resumable names a version blobd does not speak.")
-            case .rangeNotSatisfiable:
-                self.init(.invalidRange, "The requested range is not satisfiable")
-            case .digestMismatch(let detail):
-                self.init(.badDigest, detail)
-            }
-        default:
+        } else if let error = error as? StoreError {
+            self.init(error)
+        } else if let error = error as? HTTPError {
+            self.init(error)
+        } else {
             self.init(.internalError, "We encountered an internal error. Please try again.")
+        }
+    }
+
+    /// The S3 answer to a store failure.
+    init(_ error: StoreError) {
+        switch error {
+        case .invalidKey(let reason): self.init(.invalidArgument, "Invalid object key: \(reason).")
+        case .notFound: self.init(.noSuchKey, "The specified key does not exist.")
+        case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
+        case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
+        case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
+        case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
+        case .bucketNotFound: self.init(.noSuchBucket, "The specified bucket does not exist.")
+        case .uploadNotFound: self.init(.noSuchUpload, "The specified upload does not exist.")
+        case .invalidPart(let number):
+            self.init(.invalidPart, "One or more of the specified parts could not be found or its ETag did not match (part \(number)).")
+        case .invalidPartOrder: self.init(.invalidPartOrder, "The list of parts was not in ascending order.")
+        case .uploadBusy: self.init(.operationAborted, "A conflicting operation is in progress on this upload; retry it.")
+        case .keyNotContentDigest: self.init(.badDigest, "A key of 64 hex digits may only hold the bytes whose SHA-256 it is.")
+        case .checksumMismatch: self.init(.badDigest, "The checksum you specified did not match the calculated checksum.")
+        case .partTooSmall: self.init(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed object size.")
+        case .bucketNotEmpty: self.init(.bucketNotEmpty, "The bucket you tried to delete is not empty.")
+        case .tooManyUploads(let limit):
+            self.init(.quotaExceeded, "This access key (or, without keys, this client address) has \(limit) unfinished "
+                      + "multipart uploads, the most blobd allows (--max-open-uploads); complete or abort some first.")
+        case .index(.busy), .index(.unavailable):
+            self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
+            headers = [("Retry-After", "1")]
+        case .uploadExpired: self.init(.noSuchUpload, "The specified upload does not exist; it expired.")
+        case .offsetMismatch, .lengthConflict:
+            self.init(.invalidRequest, "The request conflicts with the upload's offset or length.")
+        // The server's own faults: named in the log, never to the client.
+        case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed), .uploadStateInvalid:
+            self.init(.internalError, "We encountered an internal error. Please try again.")
+        }
+    }
+
+    /// The S3 answer to a failure the HTTP layer decided.
+    init(_ error: HTTPError) {
+        switch error {
+        case .malformedMessage(let detail):
+            self.init(.invalidRequest, detail)
+            headers = [("Connection", "close")]
+        case .notImplemented(let detail):
+            self.init(.notImplemented, detail)
+            headers = [("Connection", "close")]
+        case .unavailable(let detail):
+            self.init(.serviceUnavailable, detail)
+            headers = [("Retry-After", "1")]
+        case .badRequest(let detail):
+            self.init(.invalidArgument, detail)
+        case .noRoute, .methodNotAllowed:
+            self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        case .unauthorized(let detail), .forbidden(let detail):
+            self.init(.accessDenied, detail)
+        case .unsupportedMediaType(let detail):
+            self.init(.invalidRequest, detail)
+        case .tusVersionUnsupported:
+            self.init(.invalidRequest, "Tus-Resumable names a version blobd does not speak.")
+        case .rangeNotSatisfiable:
+            self.init(.invalidRange, "The requested range is not satisfiable")
+        case .digestMismatch(let detail):
+            self.init(.badDigest, detail)
         }
     }
 

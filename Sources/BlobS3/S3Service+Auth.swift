@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 
@@ -10,35 +10,65 @@ import Glibc
 /// access key's secret, then the key's scopes.
 extension S3Service {
     /// A request whose signature checked out: what it signed (nil for SigV2, which signs no
-    /// chunks), the key's secret and its scopes.
+    /// chunks), the key's secret, and the principal it makes.
     struct Authorized {
         let signed: SigV4.Signed?
         /// The access key that signed, whatever the signature version.
         let accessKey: String
         let secret: String
-        let scopes: Set<Scope>
+        let principal: Principal
+
+        init(signed: SigV4.Signed?, accessKey: String, key: AccessPolicy.S3Key) {
+            self.signed = signed
+            self.accessKey = accessKey
+            self.secret = key.secret
+            self.principal = Principal(.accessKey(accessKey), scopes: key.scopes)
+        }
+    }
+
+    /// The SigV4 and SigV2 authenticator: the principal of an S3 request.
+    struct SignatureAuthenticator: Authenticator {
+        struct Request {
+            let head: HTTPRequestHead
+            let query: [(name: String, value: [UInt8])]
+        }
+
+        let service: S3Service
+
+        func authenticate(_ request: Request) throws(S3Error) -> Principal {
+            try service.authenticate(request.head, query: request.query)?.principal ?? .anonymous
+        }
     }
 
     /// Checks the signature (SigV4 or SigV2, header or presigned URL) against the access key's
-    /// secret, and the key's scopes. In open access (no tokens file) signatures are not checked
-    /// (nil). `presigned`: a request without an Authorization header, with its entry among the
-    /// verified URLs if it has one.
+    /// secret, then whether its principal may do `scope` (`AccessPolicy.allows`). In open access
+    /// (no tokens file) signatures are not checked (nil). `presigned`: a request without an
+    /// Authorization header, with its entry among the verified URLs if it has one.
     func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
                    presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
         guard !access.isOpen else { return nil }
+        guard let authorized = try authenticate(head, query: query, presigned: presigned) else {
+            if access.allows(.anonymous, scope) { return nil }
+            throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
+        }
+        guard access.allows(authorized.principal, scope) else {
+            throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
+        }
+        return authorized
+    }
+
+    /// The signature's access key, once the signature checked out; nil for an unsigned request.
+    func authenticate(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
+                      presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
         if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
             try Self.checkSignedHeaders(head, known.signed)
             try Self.checkTime(known.signed, signedAt: known.signedAt)
-            try Self.checkScope(key, scope)
-            return Authorized(signed: known.signed, accessKey: known.signed.accessKey, secret: key.secret, scopes: key.scopes)
+            return Authorized(signed: known.signed, accessKey: known.signed.accessKey, key: key)
         }
         if let signed = try SigV2.signed(head, query: query) {
-            return try authorize(head, query: query, scope: scope, sigV2: signed)
+            return try authenticate(head, query: query, sigV2: signed)
         }
-        guard let signed = try SigV4.signed(head, query: query) else {
-            if access.publicRead && scope == .read { return nil }
-            throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
-        }
+        guard let signed = try SigV4.signed(head, query: query) else { return nil }
         guard let key = access.s3Key(signed.accessKey) else {
             throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
         }
@@ -63,8 +93,7 @@ extension S3Service {
         if let presigned, signed.expires != nil {
             verifiedURLs.insert(presigned.key, head: head, query: query, signed: signed, secret: key.secret, signedAt: signedAt)
         }
-        try Self.checkScope(key, scope)
-        return Authorized(signed: signed, accessKey: signed.accessKey, secret: key.secret, scopes: key.scopes)
+        return Authorized(signed: signed, accessKey: signed.accessKey, key: key)
     }
 
     /// Every `x-amz-*` header the request carries must be signed, in a presigned URL as in a
@@ -82,8 +111,8 @@ extension S3Service {
     /// A copy reads its source: the key needs the read scope as well as write (S3: s3:GetObject
     /// on the source). Open access and `--public-read` let anyone read.
     func checkCopySourceRead(_ authorized: Authorized?) throws(S3Error) {
-        guard !access.isOpen, !access.publicRead else { return }
-        guard let authorized, authorized.scopes.contains(.read) else {
+        guard !access.allows(.anonymous, .read) else { return }
+        guard let authorized, access.allows(authorized.principal, .read) else {
             throw S3Error(.accessDenied, "The access key lacks the 'read' scope a copy needs on its source.")
         }
     }
@@ -97,12 +126,6 @@ extension S3Service {
             guard signedAt <= now + maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
         } else if abs(now - signedAt) > maxSkew {
             throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
-        }
-    }
-
-    static func checkScope(_ key: AccessPolicy.S3Key, _ scope: Scope) throws(S3Error) {
-        guard key.scopes.contains(scope) else {
-            throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
         }
     }
 }

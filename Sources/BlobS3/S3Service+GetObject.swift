@@ -1,5 +1,5 @@
 import Foundation
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 
@@ -15,20 +15,9 @@ extension S3Service {
             throw S3Error(.invalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
         }
         let blobKey = try Self.blobKey(bucket, key)
-        // The lookup may wait on a database: the connection is suspended meanwhile, and the
-        // response is made on its worker thread.
-        return .later { [self] responder in
-            store.lookUp(blobKey) { found in
-                responder.send { [self] in
-                    do {
-                        let blob = try openObject(bucket, key, found: found.get())
-                        return try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
-                    } catch {
-                        return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
-                    }
-                }
-            }
-        }
+        return BlobRead.later(store, blobKey, open: { [self] in try openObject(bucket, key, found: $0) },
+                              answer: { [self] in try read(head, blob: $0, query: query, overrides: overrides, requestID: requestID) },
+                              failure: { [self] in failure($0, head: head, bucket: bucket, key: key, requestID: requestID) })
     }
 
     /// GetObject and HeadObject of an open object.
@@ -69,12 +58,7 @@ extension S3Service {
         headers = Self.overriding(headers, with: overrides)
         // After the overrides: a response-content-type of text/html is as active as a stored one.
         headers += ActiveContent.headers(contentType: headers.last { $0.name == "Content-Type" }?.value)
-        guard let range else { return HTTPResponse(status: status, headers: headers, body: .empty) }
-        if range.length <= 16 * 1024 {
-            return HTTPResponse(status: status, headers: headers, body: .bytes(try blob.bytes(at: range.start, count: Int(range.length))))
-        }
-        return HTTPResponse(status: status, headers: headers,
-                            body: .file(descriptor: try blob.takeDescriptor().rawValue, offset: range.start, length: range.length))
+        return HTTPResponse(status: status, headers: headers, body: try BodyPlan.body(of: blob, range))
     }
 
     /// The stored representation headers of `record`.

@@ -1,5 +1,5 @@
 import Foundation
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 

@@ -1,5 +1,5 @@
 import Foundation
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import MicroHTTPD
 
@@ -95,11 +95,10 @@ extension S3Service {
                 }
                 size = decoded
             }
-            if let contentMD5 = head["Content-MD5"] {
-                guard let digest = Data(base64Encoded: String(contentMD5.trimmingOWS())), digest.count == 16 else {
-                    throw S3Error(.invalidDigest, "The Content-MD5 you specified was invalid.")
-                }
-                expectedMD5 = Array(digest)
+            do {
+                expectedMD5 = try UploadAttributes.contentMD5(head)
+            } catch {
+                throw S3Error(.invalidDigest, "The Content-MD5 you specified was invalid.")
             }
             try takeChecksum(head)
         }
@@ -174,10 +173,10 @@ extension S3Service {
         let metadata = head.headers.filter { $0.name.lowercased().hasPrefix(prefix) }
             .map { (name: String($0.name.dropFirst(prefix.count)), value: $0.value) }
         // S3 counts the UTF-8 bytes of every name and value, and allows 2 KB (so does /v1).
-        guard BlobService.userMetadataBytes(metadata) <= BlobService.maxUserMetadataBytes else {
+        guard UploadAttributes.userMetadataBytes(metadata) <= UploadAttributes.maxUserMetadataBytes else {
             throw S3Error(.metadataTooLarge, "Your metadata headers exceed the maximum allowed metadata size.")
         }
-        return try BlobService.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
+        return try UploadAttributes.parse(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                           contentDisposition: head["Content-Disposition"], contentEncoding: encoding,
                                           contentLanguage: head["Content-Language"], expires: head["Expires"], userMetadata: metadata,
                                           typeGuessedFrom: key)

@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import Logging
 import MicroHTTPD
@@ -41,6 +41,19 @@ public final class S3Service: HTTPHandler {
         case service
         case bucket(String)
         case object(bucket: String, key: String)
+
+        /// The bucket named, if any.
+        var bucket: String? {
+            switch self {
+            case .service: nil
+            case .bucket(let name), .object(let name, _): name
+            }
+        }
+
+        /// The object key named, if any.
+        var key: String? {
+            if case .object(_, let key) = self { key } else { nil }
+        }
     }
 
     public func handle(_ head: HTTPRequestHead) -> HTTPRequestAction {
@@ -54,19 +67,22 @@ public final class S3Service: HTTPHandler {
             guard let query = known?.query ?? PercentEncoding.decodeQuery(head.query ?? []) else {
                 throw S3Error(.invalidArgument, "The query string has an invalid percent-encoding.")
             }
-            try BlobService.checkFraming(head)
+            try HTTPFraming.check(head)
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            let authorized = try authorize(head, query: query, scope: Self.scope(head.method, target: target, query: query),
+            let operation = S3Operation(head, target: target, query: query)
+            let authorized = try authorize(head, query: query, scope: operation.scope(method: head.method),
                                            presigned: presigned.map { ($0, known) })
             // The operation sees its own parameters, not the presigned URL's signature.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
             if let authorized, authorized.signed == nil, head["Authorization"] == nil {
+                // SigV2 presigned: header fields may travel in the query (a copy source too).
                 let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
-                return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+                return try perform(S3Operation(head, target: target, query: parameters), head, query: parameters, target: target,
+                                   authorized: authorized, requestID: requestID)
             }
-            return try route(head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+            return try perform(operation, head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
         }
@@ -129,188 +145,6 @@ public final class S3Service: HTTPHandler {
         }
         return .object(bucket: bucket, key: key)
     }
-
-    /// The scope a request needs: DeleteObjects (a POST on a bucket with `?delete`) deletes.
-    static func scope(_ method: String, target: Target, query: [(name: String, value: [UInt8])]) -> Scope {
-        switch (method, target) {
-        case ("GET", _), ("HEAD", _): return .read
-        case ("DELETE", _): return .delete
-        case ("POST", .bucket) where query.contains(where: { $0.name == "delete" }): return .delete
-        default: return .write
-        }
-    }
-
-    private func route(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
-                       authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        if let unsupported = query.first(where: { Self.unsupportedSubresources.contains($0.name) }) {
-            if head.method == "GET", let answer = try unconfigured(unsupported.name, target: target, requestID: requestID) {
-                return .respond(answer)
-            }
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(unsupported.name)'.")
-        }
-        if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
-            throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")
-        }
-        if head.method == "PUT" || head.method == "POST" {
-            try Self.refuseACLs(head)
-        }
-        switch target {
-        case .service:
-            guard head.method == "GET" || head.method == "HEAD" else {
-                throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
-            }
-            return .respond(try listBuckets(query: query, requestID: requestID))
-        case .bucket(let name):
-            return try routeBucket(head, name, query: query, requestID: requestID)
-        case .object(let bucket, let key):
-            return try routeObject(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
-        }
-    }
-
-    /// A request to bucket `name`, by method and subresource.
-    private func routeBucket(_ head: HTTPRequestHead, _ name: String, query: [(name: String, value: [UInt8])],
-                             requestID: String) throws -> HTTPRequestAction {
-        // A handful of parameters at most: a scan beats building a set on every request.
-        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
-        switch head.method {
-        case "PUT":
-            if has("acl") || has("versioning") {
-                throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
-            }
-            return try receiveCreateBucket(head, name, requestID: requestID)
-        case "HEAD":
-            let bucket = try requireBucket(name)
-            return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
-                                                                ("x-amz-bucket-region", bucket.region ?? Self.defaultRegion)]))
-        case "DELETE":
-            try store.buckets.removeBucket(name)
-            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
-        case "GET" where has("uploads"):
-            return .respond(try listMultipartUploads(bucket: name, query: query, requestID: requestID))
-        case "GET":
-            let bucket = try requireBucket(name)
-            if has("location") {
-                // us-east-1 answers an empty constraint, as in S3.
-                let element = bucket.region.map { ">\(XML.escape($0))</LocationConstraint>" } ?? "/>"
-                return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + element, requestID: requestID))
-            }
-            if has("versioning") {
-                return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
-            }
-            if has("acl") {
-                return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
-            }
-            return .respond(try list(name, query: query, requestID: requestID))
-        case "POST" where has("delete"):
-            return try receiveDeleteObjects(head, bucket: name, requestID: requestID)
-        default:
-            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
-        }
-    }
-
-    /// A request to object `key` of `bucket`, by method and subresource.
-    private func routeObject(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-                             authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
-        // A handful of parameters at most: a scan beats building a set on every request.
-        func has(_ name: String) -> Bool { query.contains { $0.name == name } }
-        switch head.method {
-        case "POST" where has("uploads"):
-            return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
-        case "POST" where has("uploadId"):
-            return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
-        case "PUT" where has("uploadId"):
-            return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
-        case "GET" where has("uploadId"):
-            return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
-        case "DELETE" where has("uploadId"):
-            return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
-        case "PUT":
-            if head["x-amz-copy-source"] != nil {
-                return try copyObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
-            }
-            if has("acl") { throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.") }
-            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
-        case "GET" where has("attributes"):
-            return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
-        case "GET", "HEAD":
-            if has("acl") {
-                guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
-                return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
-            }
-            return try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
-                            requestID: requestID)
-        case "DELETE":
-            try deleteObject(try blobKey(bucket, key))
-            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
-        default:
-            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
-        }
-    }
-
-    /// Canned ACLs and grants on a write: blobd keeps every object private to its keys, so only
-    /// the ACLs that say so (`private`, and `bucket-owner-full-control`, which rclone and
-    /// s3cmd may send) are accepted; the rest get NotImplemented rather than being ignored.
-    static func refuseACLs(_ head: HTTPRequestHead) throws(S3Error) {
-        if let acl = head["x-amz-acl"], !["private", "bucket-owner-full-control"].contains(acl.trimmingOWS()) {
-            throw S3Error(.notImplemented, "blobd's S3 dialect keeps objects private; the canned ACL '\(acl)' is not supported.")
-        }
-        if let grant = head.headers.first(where: { $0.name.lowercased().hasPrefix("x-amz-grant-") }) {
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support ACL grants (\(grant.name)).")
-        }
-    }
-
-    /// A GET of a configuration blobd never has (policy, lifecycle, tags, ...) answers as S3 does
-    /// for a bucket or object without one, so tools that read every configuration (Terraform,
-    /// s3-tests' set-up) go on; setting one stays NotImplemented. Nil: no such answer (torrent).
-    private func unconfigured(_ name: String, target: Target, requestID: String) throws -> HTTPResponse? {
-        let xml = { (body: String) in self.xmlResponse(XML.declaration + body, requestID: requestID) }
-        switch target {
-        case .service:
-            return nil
-        case .bucket(let bucket):
-            try requireBucket(bucket)
-            switch name {
-            case "policy": throw S3Error(.noSuchBucketPolicy, "The bucket policy does not exist")
-            case "lifecycle": throw S3Error(.noSuchLifecycleConfiguration, "The lifecycle configuration does not exist")
-            case "cors": throw S3Error(.noSuchCORSConfiguration, "The CORS configuration does not exist")
-            case "website": throw S3Error(.noSuchWebsiteConfiguration, "The specified bucket does not have a website configuration")
-            case "replication": throw S3Error(.replicationConfigurationNotFound, "The replication configuration was not found")
-            case "encryption":
-                throw S3Error(.encryptionConfigurationNotFound, "The server side encryption configuration was not found")
-            case "object-lock": throw S3Error(.objectLockConfigurationNotFound, "Object Lock configuration does not exist for this bucket")
-            case "tagging": throw S3Error(.noSuchTagSet, "The TagSet does not exist")
-            case "logging": return xml("<BucketLoggingStatus xmlns=\"\(XML.namespace)\"/>")
-            case "notification": return xml("<NotificationConfiguration xmlns=\"\(XML.namespace)\"/>")
-            default: return nil
-            }
-        case .object(let bucket, let key):
-            guard ["tagging", "retention", "legal-hold"].contains(name) else { return nil }
-            guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
-            if name == "tagging" { return xml("<Tagging xmlns=\"\(XML.namespace)\"><TagSet/></Tagging>") }
-            throw S3Error(.invalidRequest, "Bucket is missing Object Lock Configuration")
-        }
-    }
-
-    /// Subresources of S3 that blobd answers with NotImplemented (but see `unconfigured`).
-    static let unsupportedSubresources: Set<String> = [
-        "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
-        "legal-hold", "notification", "logging", "torrent",
-    ]
-
-    /// DeleteObject: S3 answers 204 whether or not the key existed.
-    private func deleteObject(_ key: BlobKey) throws(StoreError) {
-        do {
-            try store.delete(key)
-        } catch {
-            if error != .notFound { throw error }
-        }
-    }
-
-    static let owner = "<Owner><ID>blobd</ID><DisplayName>blobd</DisplayName></Owner>"
-    static let fullControlPolicy = XML.declaration + "<AccessControlPolicy xmlns=\"\(XML.namespace)\">" + owner
-        + "<AccessControlList><Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">"
-        + "<ID>blobd</ID><DisplayName>blobd</DisplayName></Grantee><Permission>FULL_CONTROL</Permission></Grant>"
-        + "</AccessControlList></AccessControlPolicy>"
 
     func xmlResponse(_ xml: String, requestID: String, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/xml"), ("x-amz-request-id", requestID)],

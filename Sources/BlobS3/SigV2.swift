@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import Foundation
 import MicroHTTPD
@@ -217,8 +217,8 @@ extension S3Service {
     static let maxPresignedLifetime: Int64 = 604_800
 
     /// Checks a SigV2 signature: the same rules as SigV4's, on SigV2's string to sign.
-    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
-                   sigV2 signed: SigV2.Signed) throws(S3Error) -> Authorized {
+    func authenticate(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
+                      sigV2 signed: SigV2.Signed) throws(S3Error) -> Authorized {
         guard let key = access.s3Key(signed.accessKey) else {
             throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
         }
@@ -252,7 +252,6 @@ extension S3Service {
             throw S3Error(.signatureDoesNotMatch,
                           "The request signature we calculated does not match the signature you provided. Check your key and signing method.")
         }
-        try Self.checkScope(key, scope)
-        return Authorized(signed: nil, accessKey: signed.accessKey, secret: key.secret, scopes: key.scopes)
+        return Authorized(signed: nil, accessKey: signed.accessKey, key: key)
     }
 }

@@ -1,4 +1,5 @@
-import BlobHTTP
+import BlobAPIv1
+import HTTPCore
 import BlobS3
 import BlobStore
 import Logging

@@ -1,6 +1,6 @@
 import ArgumentParser
-import BlobHTTP
 import BlobdHandlers
+import HTTPCore
 import BlobStore
 import CatalogPostgres
 import CatalogSQLite

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BlobHTTP
+import HTTPCore
 import Foundation
 import PostgresClient
 

@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import Foundation
 import Logging
 import Synchronization

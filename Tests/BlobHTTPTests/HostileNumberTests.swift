@@ -1,5 +1,6 @@
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 /// The Range and tus parsers against the numbers a hostile client sends (issue 20, item 1):
 /// edge values and seeded random inputs. They refuse or clamp; nothing traps.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct JSONTests {
     @Test func escapesWhatJSONRequires() {

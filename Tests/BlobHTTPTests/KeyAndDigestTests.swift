@@ -1,6 +1,7 @@
 import BlobStore
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct KeyDecodingTests {
     func key(_ raw: String) throws -> BlobKey {
@@ -44,11 +45,30 @@ import Testing
     }
 
     @Test func routes() throws {
-        guard case .blobs = try BlobService.route(Array("/v1/blobs".utf8)) else { Issue.record("collection"); return }
-        guard case .blob(let raw) = try BlobService.route(Array("/v1/blobs/a/b".utf8)) else { Issue.record("blob"); return }
-        #expect(Array(raw) == Array("a/b".utf8))
+        #expect(try BlobService.route(Array("/v1/blobs".utf8)).route.label == "/v1/blobs")
+        let blob = try BlobService.route(Array("/v1/blobs/a/b".utf8))
+        #expect(blob.route.label == "/v1/blobs/{key}")
+        #expect(Array(blob.parameter) == Array("a/b".utf8))
+        #expect(try BlobService.route(Array("/v1/uploads/x".utf8)).route.label == "/v1/uploads/{id}")
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/uploads/".utf8)) }
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/blobsx".utf8)) }
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/".utf8)) }
+    }
+
+    /// The route table, as the Allow header and the scope check see it: one row per route.
+    @Test func routeTable() {
+        let table = BlobService.routes.map { route in
+            "\(route.label) " + route.methods.map { "\($0.name):\($0.scope?.rawValue ?? "-")" }.joined(separator: ",")
+        }
+        #expect(table == [
+            "/v1/blobs GET:read,HEAD:read,POST:write",
+            "/v1/blobs/{key} GET:read,HEAD:read,PUT:write,DELETE:delete",
+            "/v1/uploads POST:write,OPTIONS:-",
+            "/v1/uploads/{id} HEAD:write,PATCH:write,DELETE:write,OPTIONS:-",
+            "/healthz GET:-,HEAD:-",
+            "/readyz GET:-,HEAD:-",
+            "/metrics GET:-,HEAD:-",
+        ])
     }
 
     @Test func locationEncodesTheKey() throws {

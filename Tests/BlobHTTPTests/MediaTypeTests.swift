@@ -1,6 +1,7 @@
 import BlobStore
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct MediaTypeTests {
     @Test func guessesFromTheLastSegmentsExtension() {

@@ -1,7 +1,8 @@
 import BlobStore
 import MicroHTTPD
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct PreconditionTests {
     let current = BlobRecord(key: try! BlobKey("k"), version: "v1", size: 1, sha256: [UInt8](repeating: 0, count: 32),

@@ -1,7 +1,8 @@
 import BlobStore
 import Foundation
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 /// A small deterministic generator (SplitMix64), so failures reproduce.
 struct SeededGenerator: RandomNumberGenerator {

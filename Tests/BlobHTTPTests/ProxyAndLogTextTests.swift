@@ -1,6 +1,7 @@
 import MicroHTTPD
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 /// Issue 20 items 7 and 18, below the end-to-end tests: CIDR matching, the forwarded chain,
 /// text-log escaping and the framing checks that need no socket.
@@ -50,7 +51,7 @@ import Testing
     @Test func controlCharactersAndHTTP10ChunkedAreMalformed() {
         func check(_ head: HTTPRequestHead) -> HTTPError? {
             do throws(HTTPError) {
-                try BlobService.checkFraming(head)
+                try HTTPFraming.check(head)
                 return nil
             } catch {
                 return error

@@ -1,5 +1,6 @@
 import Testing
-@testable import BlobHTTP
+@testable import BlobAPIv1
+@testable import HTTPCore
 
 @Suite struct RangeParserTests {
     @Test func parsesEveryForm() {

@@ -1,6 +1,6 @@
 import BlobStore
 import Testing
-@testable import BlobHTTP
+@testable import HTTPCore
 
 /// What `StreamingBody` does without a connection: the first failure is latched and every later
 /// chunk is dropped unwritten; a body is counted in flight until it is dropped.

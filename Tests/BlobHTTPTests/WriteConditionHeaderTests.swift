@@ -1,7 +1,7 @@
 import BlobStore
 import MicroHTTPD
 import Testing
-@testable import BlobHTTP
+@testable import HTTPCore
 
 /// The conditional headers of a write become the `WriteCondition` the catalog evaluates, and
 /// it decides as RFC 9110's evaluation of those headers does for a PUT or DELETE.

@@ -1,4 +1,4 @@
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import Testing
 @testable import BlobS3

@@ -1,5 +1,5 @@
 import BlobdHandlers
-import BlobHTTP
+import HTTPCore
 import BlobStore
 import CatalogSQLite
 import Foundation

@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import Foundation
 
 /// Parsing of the tus 1.0.0 request headers that carry structure.

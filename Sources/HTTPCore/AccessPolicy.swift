@@ -77,22 +77,23 @@ public final class AccessPolicy: Sendable {
         tokens.withLock { $0 = fresh }
     }
 
-    /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`).
+    /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`). A
+    /// request an anonymous caller may make is not authenticated at all (its token is not read).
     public func authorize(_ head: HTTPRequestHead, for scope: Scope) throws(HTTPError) {
-        guard !isOpen, !(publicRead && scope == .read) else { return }
-        guard let header = head["Authorization"] else { throw .unauthorized("This request needs a bearer token.") }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
-        }
-        let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
-        // Every entry is compared, whatever matches, so timing does not tell which token is near.
+        guard !allows(.anonymous, scope) else { return }
+        let principal = try BearerAuthenticator(self).authenticate(head)
+        guard principal != .anonymous else { throw .unauthorized("This request needs a bearer token.") }
+        guard allows(principal, scope) else { throw .forbidden(scope.rawValue) }
+    }
+
+    /// The scopes of the bearer token whose SHA-256 is `digest`, nil if unknown. Every entry is
+    /// compared, whatever matches, so timing does not tell which token is near.
+    func bearerScopes(digest presented: [UInt8]) -> Set<Scope>? {
         var granted: Set<Scope>?
         for entry in tokens.withLock({ $0.bearer }) where Self.constantTimeEqual(entry.digest, presented) {
             granted = entry.scopes
         }
-        guard let granted else { throw .unauthorized("The bearer token is not known.") }
-        guard granted.contains(scope) else { throw .forbidden(scope.rawValue) }
+        return granted
     }
 
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

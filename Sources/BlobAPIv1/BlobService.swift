@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import Logging
 import MicroHTTPD
 
@@ -36,87 +37,20 @@ public final class BlobService: HTTPHandler {
         self.logger = logger
     }
 
-    /// The routes blobd answers.
-    enum Route {
-        case blobs
-        case blob(rawKey: ArraySlice<UInt8>)
-        case uploads
-        case upload(id: String)
-        case health
-        case ready
-        case metrics
-
-        var allowedMethods: [String] {
-            switch self {
-            case .blobs: ["GET", "HEAD", "POST"]
-            case .blob: ["GET", "HEAD", "PUT", "DELETE"]
-            case .uploads: ["POST", "OPTIONS"]
-            case .upload: ["HEAD", "PATCH", "DELETE", "OPTIONS"]
-            case .health, .ready, .metrics: ["GET", "HEAD"]
-            }
-        }
-
-        /// The scope a method needs on this route; nil for the operational endpoints.
-        func scope(for method: String) -> Scope? {
-            switch (self, method) {
-            case (.health, _), (.ready, _), (.metrics, _), (_, "OPTIONS"): nil
-            case (.uploads, _), (.upload, _): .write
-            case (_, "GET"), (_, "HEAD"): .read
-            case (_, "DELETE"): .delete
-            default: .write
-            }
-        }
-
-        /// The route's label in metrics and logs.
-        var label: String {
-            switch self {
-            case .blobs: "/v1/blobs"
-            case .blob: "/v1/blobs/{key}"
-            case .uploads: "/v1/uploads"
-            case .upload: "/v1/uploads/{id}"
-            case .health: "/healthz"
-            case .ready: "/readyz"
-            case .metrics: "/metrics"
-            }
-        }
-    }
-
     public func handle(_ request: HTTPRequestHead) -> HTTPRequestAction {
         var isTus = false
         do {
-            try Self.checkFraming(request)
-            let route = try Self.route(request.path)
-            if case .uploads = route { isTus = true }
-            if case .upload = route { isTus = true }
+            try HTTPFraming.check(request)
+            let (route, parameter) = try Self.route(request.path)
+            isTus = route.isTus
             let head = isTus ? Self.applyingMethodOverride(request) : request
-            guard route.allowedMethods.contains(head.method) else {
-                throw HTTPError.methodNotAllowed(allowed: route.allowedMethods)
+            guard let method = route.methods.first(where: { $0.name == head.method }) else {
+                throw HTTPError.methodNotAllowed(allowed: route.allowed)
             }
-            if let scope = route.scope(for: head.method) {
+            if let scope = method.scope {
                 try access.authorize(head, for: scope)
             }
-            switch (route, head.method) {
-            case (.uploads, _), (.upload, _):
-                return try tus(head, route)
-            case (.health, _):
-                return .respond(Self.textResponse("ok\n"))
-            case (.ready, _):
-                return .respond(try ready())
-            case (.metrics, _):
-                return .respond(Self.textResponse(metrics.render(blobs: try? store.totals()),
-                                                  contentType: "text/plain; version=0.0.4; charset=utf-8"))
-            case (.blobs, "POST"):
-                return try receiveUpload(head, key: nil)
-            case (.blobs, _):
-                return .respond(try list(head))
-            case (.blob(let rawKey), "PUT"):
-                return try receiveUpload(head, key: Self.key(rawKey))
-            case (.blob(let rawKey), "DELETE"):
-                return .respond(try delete(head, key: Self.key(rawKey)))
-            case (.blob(let rawKey), _):
-                if let folder = try Self.folder(rawKey) { return .respond(try list(head, folder: folder)) }
-                return read(head, key: try Self.key(rawKey))
-            }
+            return try method.handler(self, head, parameter)
         } catch {
             var response = failure(error)
             if isTus { response.headers.append(Self.tusResumable) }
@@ -144,40 +78,18 @@ public final class BlobService: HTTPHandler {
 
     /// Access log and metrics, once per request.
     public func requestCompleted(_ summary: HTTPRequestSummary) {
-        let route = (try? Self.route(summary.head.path))
-        let label = route?.label ?? "other"
+        let match = try? Self.route(summary.head.path)
+        let label = match?.route.label ?? "other"
         let method = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"].contains(summary.head.method)
             ? summary.head.method : "OTHER"
         metrics.recordRequest(method: method, route: label, status: summary.status, duration: summary.duration,
                               received: summary.bytesReceived, sent: summary.completed ? summary.bytesSent : 0)
         guard let accessLog else { return }
         var key: String?
-        if case .blob(let rawKey) = route {
-            key = String(decoding: PercentEncoding.decode(rawKey) ?? Array(rawKey), as: UTF8.self)
+        if let match, match.route.parameterIsKey {
+            key = String(decoding: PercentEncoding.decode(match.parameter) ?? Array(match.parameter), as: UTF8.self)
         }
         accessLog.record(summary, route: label, key: key)
-    }
-
-    /// Maps a raw path to a route.
-    static func route(_ path: [UInt8]) throws(HTTPError) -> Route {
-        let prefix = Array("/v1/blobs".utf8)
-        if path.starts(with: prefix) {
-            let rest = path[prefix.count...]
-            if rest.isEmpty { return .blobs }
-            if rest.first == UInt8(ascii: "/") { return .blob(rawKey: rest.dropFirst()) }
-        }
-        let uploads = Array("/v1/uploads".utf8)
-        if path.starts(with: uploads) {
-            let rest = path[uploads.count...]
-            if rest.isEmpty { return .uploads }
-            if rest.first == UInt8(ascii: "/"), rest.count > 1 {
-                return .upload(id: String(decoding: rest.dropFirst(), as: UTF8.self))
-            }
-        }
-        if path.elementsEqual("/healthz".utf8) { return .health }
-        if path.elementsEqual("/readyz".utf8) { return .ready }
-        if path.elementsEqual("/metrics".utf8) { return .metrics }
-        throw .noRoute
     }
 
     /// Decodes and validates a key from the path: strict percent-decoding, then the key rules.
@@ -195,7 +107,7 @@ public final class BlobService: HTTPHandler {
     }
 
     /// 200 when the index answers, the data directory is writable and free space is above the minimum.
-    private func ready() throws -> HTTPResponse {
+    func ready() throws -> HTTPResponse {
         do {
             try store.checkReady()
         } catch StoreError.insufficientStorage {
@@ -216,64 +128,6 @@ public final class BlobService: HTTPHandler {
         }
         return HTTPRequestHead(method: String(method).uppercased(), path: head.path, version: head.version,
                                headers: head.headers, query: head.query, peer: head.peer, isStrictlyFramed: head.isStrictlyFramed)
-    }
-
-    /// RFC 9112 framing rules that protect against request smuggling.
-    public static func checkFraming(_ head: HTTPRequestHead) throws(HTTPError) {
-        // RFC 9112 §2.2 and §5.2: libmicrohttpd 0.9.75 takes a bare LF, a NUL and obs-fold.
-        if !head.isStrictlyFramed {
-            throw .malformedMessage("Every line of the request head must end in CRLF, with no NUL byte and no folded field line.")
-        }
-        // libmicrohttpd keeps `Name : value` as the name "Name " (RFC 9112 §5.1: answer 400).
-        if head.headers.contains(where: { !Self.isToken($0.name) }) {
-            throw .malformedMessage("A header field name is empty or holds characters a token cannot (whitespace before the colon?).")
-        }
-        // RFC 9110 §5.5: a bare CR (or any other control byte but HTAB) in a field value.
-        if head.headers.contains(where: { $0.value.utf8.contains(where: Self.isControl) }) {
-            throw .malformedMessage("A header field value holds a control character (a bare CR?).")
-        }
-        if head.path.contains(where: { Self.isControl($0) || $0 == 0x20 }) || (head.query ?? []).contains(where: { Self.isControl($0) || $0 == 0x20 }) {
-            throw .malformedMessage("The request target holds a control character or a space.")
-        }
-        let codings = head.values(of: "Transfer-Encoding")
-        // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 request means faulty framing.
-        if !codings.isEmpty && head.version != "HTTP/1.1" {
-            throw .malformedMessage("Transfer-Encoding needs HTTP/1.1.")
-        }
-        if !codings.isEmpty && !(codings.count == 1 && codings[0].lowercased() == "chunked") {
-            // libmicrohttpd frames a body as chunked only for exactly one field `chunked`; any other
-            // spelling of it (spaces around, a repeat) would be read as a body of unknown length.
-            guard codings.joined(separator: ",").trimmingOWS().lowercased() != "chunked" else {
-                throw .malformedMessage("Transfer-Encoding must be one field whose value is exactly 'chunked'.")
-            }
-            throw .notImplemented("The only transfer coding blobd accepts is chunked.")
-        }
-        let lengths = head.values(of: "Content-Length")
-        if lengths.count > 1 { throw .malformedMessage("The request has more than one Content-Length.") }
-        if let length = lengths.first, length.isEmpty || !length.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            throw .malformedMessage("Content-Length must be a non-negative decimal number.")
-        }
-        if !lengths.isEmpty && head["Transfer-Encoding"] != nil {
-            throw .malformedMessage("The request has both Content-Length and Transfer-Encoding.")
-        }
-        if head.values(of: "Host").count > 1 { throw .malformedMessage("The request has more than one Host.") }
-    }
-
-    /// A control byte other than HTAB (RFC 5234 CTL).
-    static func isControl(_ byte: UInt8) -> Bool {
-        (byte < 0x20 && byte != 0x09) || byte == 0x7F
-    }
-
-    /// RFC 9110 §5.6.2: `token = 1*tchar`.
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                true
-            default:
-                Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-            }
-        }
     }
 
     /// The `Location` of a key, under `--public-url`.

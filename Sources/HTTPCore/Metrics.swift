@@ -151,11 +151,11 @@ extension Metrics {
 }
 
 /// One upload counted in `blobd_uploads_in_flight`, from creation until `end()` (or deinit).
-final class InFlightUpload {
+public final class InFlightUpload {
     private let metrics: Metrics
     private var ended = false
 
-    init(_ metrics: Metrics) {
+    public init(_ metrics: Metrics) {
         self.metrics = metrics
         metrics.uploadsInFlight(1)
     }
@@ -163,7 +163,7 @@ final class InFlightUpload {
     deinit { end() }
 
     /// Leaves the gauge; idempotent.
-    func end() {
+    public func end() {
         guard !ended else { return }
         ended = true
         metrics.uploadsInFlight(-1)

@@ -1,3 +1,5 @@
+import BlobStore
+
 /// Failures decided by the HTTP layer (the store's own failures are `StoreError`).
 public enum HTTPError: Error, Equatable, Sendable {
     /// The request is well-formed HTTP but asks for something invalid; the detail says what.
@@ -25,4 +27,20 @@ public enum HTTPError: Error, Equatable, Sendable {
     case notImplemented(String)
     /// The body does not match a digest its head announced (Content-MD5); the detail says how.
     case digestMismatch(String)
+}
+
+extension HTTPError: ClassifiedFailure {
+    public var failureClass: FailureClass {
+        switch self {
+        case .badRequest, .malformedMessage, .unsupportedMediaType, .digestMismatch: .badRequest
+        case .noRoute: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .unauthorized: .unauthenticated
+        case .forbidden: .forbidden
+        case .tusVersionUnsupported: .preconditionFailed
+        case .unavailable: .unavailable
+        case .rangeNotSatisfiable: .rangeNotSatisfiable
+        case .notImplemented: .notImplemented
+        }
+    }
 }

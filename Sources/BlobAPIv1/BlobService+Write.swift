@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import Foundation
 import MicroHTTPD
 
@@ -12,12 +13,12 @@ extension BlobService {
            !preconditions.writeCondition().holds(for: try store.record(for: key)) {
             throw StoreError.preconditionFailed
         }
-        let attributes = try Self.attributes(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
+        let attributes = try UploadAttributes.parse(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                              contentDisposition: head["Content-Disposition"],
                                              contentEncoding: head["Content-Encoding"], contentLanguage: head["Content-Language"],
                                              expires: head["Expires"], userMetadata: try Self.blobMetadata(head),
                                              typeGuessedFrom: key?.rawValue)
-        let expectedMD5 = try Self.contentMD5(head)
+        let expectedMD5 = try UploadAttributes.contentMD5(head)
         let contentLength = head["Content-Length"].flatMap { UInt64($0) }
         // A body of 1 MiB or more is hashed on a second thread as it is written; MD5 only when a
         // Content-MD5 asks for it: it costs more CPU than SHA-256.
@@ -72,31 +73,14 @@ extension BlobService {
     /// The prefix of the header fields that carry user metadata on /v1; S3 names the same
     /// metadata `x-amz-meta-*`.
     static let metadataPrefix = "blob-meta-"
-    /// S3's limit on user metadata: the UTF-8 bytes of every name (without its prefix) and value.
-    public static let maxUserMetadataBytes = 2048
-
-    /// The bytes S3 counts against `maxUserMetadataBytes`.
-    public static func userMetadataBytes(_ fields: [(name: String, value: String)]) -> Int {
-        fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.trimmingOWS().utf8.count }
-    }
-
     /// The `Blob-Meta-*` fields of a PUT or POST (names without the prefix), at most 2 KB in all.
     static func blobMetadata(_ head: HTTPRequestHead) throws(HTTPError) -> [(name: String, value: String)] {
         let fields = head.headers.filter { $0.name.lowercased().hasPrefix(metadataPrefix) }
             .map { (name: String($0.name.dropFirst(metadataPrefix.count)), value: $0.value) }
-        guard userMetadataBytes(fields) <= maxUserMetadataBytes else {
-            throw .badRequest("The Blob-Meta-* fields hold more than \(maxUserMetadataBytes) bytes of names and values (S3's limit).")
+        guard UploadAttributes.userMetadataBytes(fields) <= UploadAttributes.maxUserMetadataBytes else {
+            throw .badRequest("The Blob-Meta-* fields hold more than \(UploadAttributes.maxUserMetadataBytes) bytes of names and values (S3's limit).")
         }
         return fields
-    }
-
-    /// The MD5 a `Content-MD5` field (RFC 1864, as S3 takes it) announces: base64 of 16 bytes, or 400.
-    static func contentMD5(_ head: HTTPRequestHead) throws(HTTPError) -> [UInt8]? {
-        guard let value = head["Content-MD5"] else { return nil }
-        guard let digest = Data(base64Encoded: String(value.trimmingOWS())), digest.count == 16 else {
-            throw .badRequest("Content-MD5 must be the base64 of a 16-byte MD5 digest.")
-        }
-        return Array(digest)
     }
 
     /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
@@ -104,40 +88,6 @@ extension BlobService {
         let preconditions = Preconditions(head)
         try store.delete(key, if: preconditions.writeCondition())
         return HTTPResponse(status: 204, headers: [Self.noStore])
-    }
-
-    /// The attributes an upload gives its blob (from PUT and POST headers or tus metadata):
-    /// each a field value of visible ASCII, spaces and tabs, at most 1024 bytes, or 400. An
-    /// absent or empty media type, or curl's form default, is guessed from the extension of
-    /// `typeName` (the key, or a file name), else `application/octet-stream` (`MediaTypes.stored`).
-    public static func attributes(contentType: String?, cacheControl: String?, contentDisposition: String?,
-                                  contentEncoding: String? = nil, contentLanguage: String? = nil, expires: String? = nil,
-                                  userMetadata: [(name: String, value: String)] = [],
-                                  typeGuessedFrom typeName: String? = nil) throws(HTTPError) -> BlobAttributes {
-        var metadata: [BlobAttributes.UserMetadatum] = []
-        for (name, text) in userMetadata {
-            let lowered = name.lowercased()
-            guard isToken(lowered), !lowered.contains(":") else { throw .badRequest("The metadata name '\(name)' is not a token.") }
-            // One value may take the whole 2 KB that S3 allows for all of them (the total is checked by
-            // each dialect: userMetadataBytes).
-            metadata.append(.init(name: lowered, value: try fieldValue(text, "The metadata field \(lowered)", maxLength: 2048) ?? ""))
-        }
-        return BlobAttributes(contentType: MediaTypes.stored(sent: try fieldValue(contentType, "Content-Type"), name: typeName),
-                              cacheControl: try fieldValue(cacheControl, "Cache-Control"),
-                              contentDisposition: try fieldValue(contentDisposition, "Content-Disposition"),
-                              contentEncoding: try fieldValue(contentEncoding, "Content-Encoding"),
-                              contentLanguage: try fieldValue(contentLanguage, "Content-Language"),
-                              expires: try fieldValue(expires, "Expires"), userMetadata: metadata)
-    }
-
-    /// A stored header value: at most `maxLength` bytes of visible ASCII, spaces and tabs (nil if empty).
-    static func fieldValue(_ text: String?, _ name: String, maxLength: Int = 1024) throws(HTTPError) -> String? {
-        guard let text else { return nil }
-        let trimmed = text.trimmingOWS()
-        guard trimmed.utf8.count <= maxLength, trimmed.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
-            throw .badRequest("\(name) must be at most \(maxLength) bytes of visible ASCII, spaces and tabs.")
-        }
-        return trimmed.isEmpty ? nil : String(trimmed)
     }
 
     /// The sha-256 of `Content-Digest` (or `Repr-Digest`, the same for an uncoded full PUT).

@@ -3,7 +3,7 @@ import MicroHTTPD
 
 /// A `multipart/byteranges` body (RFC 9110 §14.6) read straight from the blob file: part
 /// headers are small byte arrays, part contents are pread into libmicrohttpd's block buffer.
-final class MultipartBody: HTTPBodyReader {
+public final class MultipartBody: HTTPBodyReader {
     private enum Segment: Sendable {
         case text([UInt8])
         case file(offset: UInt64)
@@ -13,11 +13,11 @@ final class MultipartBody: HTTPBodyReader {
     private let segments: [(start: UInt64, length: UInt64, segment: Segment)]
     private let blob: OpenBlob
     /// The body's total length (for Content-Length).
-    let length: UInt64
+    public let length: UInt64
     /// The `Content-Type` of the whole response.
-    let contentType: String
+    public let contentType: String
 
-    init(blob: OpenBlob, ranges: [ByteRange]) {
+    public init(blob: OpenBlob, ranges: [ByteRange]) {
         let boundary = "blobd-" + hex((0..<12).map { _ in UInt8.random(in: .min ... .max) })
         let size = blob.record.size
         var segments: [(start: UInt64, length: UInt64, segment: Segment)] = []
@@ -42,7 +42,7 @@ final class MultipartBody: HTTPBodyReader {
         self.contentType = "multipart/byteranges; boundary=\(boundary)"
     }
 
-    func read(at position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    public func read(at position: UInt64, into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         // The last segment starting at or before `position`.
         var low = 0, high = segments.count - 1
         while low < high {

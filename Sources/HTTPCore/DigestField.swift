@@ -1,3 +1,4 @@
+import BlobStore
 import Foundation
 
 /// `Content-Digest` / `Repr-Digest` (RFC 9530): a structured-field dictionary of
@@ -43,7 +44,7 @@ public enum DigestField {
 
     /// Standard base64 with padding (RFC 4648 §4), as structured-field byte sequences use; on
     /// every GET, so written straight into the string.
-    static func base64(_ bytes: [UInt8]) -> String {
+    public static func base64(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { out in
             var i = 0
             var k = 0
@@ -59,4 +60,8 @@ public enum DigestField {
             return i
         }
     }
+}
+
+extension DigestField.Failure: ClassifiedFailure {
+    public var failureClass: FailureClass { .badRequest }
 }

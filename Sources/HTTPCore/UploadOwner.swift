@@ -6,11 +6,8 @@ extension AccessPolicy {
     /// The bearer token of an authorized request (by its digest: the index never holds a
     /// token), or in open access the client's address.
     public func uploadOwner(_ head: HTTPRequestHead) -> String {
-        if !isOpen, let header = head["Authorization"] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return "token:" + hex(SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8)).prefix(16))
-            }
+        if !isOpen, case .bearer(let digest)? = (try? BearerAuthenticator(self).authenticate(head))?.identity {
+            return "token:" + digest
         }
         return addressOwner(head)
     }

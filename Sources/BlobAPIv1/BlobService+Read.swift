@@ -1,21 +1,13 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 extension BlobService {
     /// GET and HEAD of a blob. The index lookup may wait on a database; the connection is
     /// suspended meanwhile, and the response is made on its worker thread.
     func read(_ head: HTTPRequestHead, key: BlobKey) -> HTTPRequestAction {
-        .later { [self] responder in
-            store.lookUp(key) { found in
-                responder.send { [self] in
-                    do {
-                        return try read(head, blob: store.open(key, found: found.get()))
-                    } catch {
-                        return failure(error)
-                    }
-                }
-            }
-        }
+        BlobRead.later(store, key, open: { [store] in try store.open(key, found: $0) },
+                       answer: { [self] in try read(head, blob: $0) }, failure: { [self] in failure($0) })
     }
 
     /// GET and HEAD of an open blob: preconditions, then the whole blob, one range or several.
@@ -48,11 +40,11 @@ extension BlobService {
         switch rangePlan(head, record: record) {
         case .full:
             headers.append(("Content-Type", record.contentType))
-            return HTTPResponse(status: 200, headers: headers, body: try Self.body(of: blob, ByteRange(start: 0, end: record.size &- 1)))
+            return HTTPResponse(status: 200, headers: headers, body: try BodyPlan.body(of: blob, ByteRange(start: 0, end: record.size &- 1)))
         case .single(let range):
             headers.append(("Content-Type", record.contentType))
             headers.append(("Content-Range", range.contentRange(size: record.size)))
-            return HTTPResponse(status: 206, headers: headers, body: try Self.body(of: blob, range))
+            return HTTPResponse(status: 206, headers: headers, body: try BodyPlan.body(of: blob, range))
         case .multiple(let ranges):
             let body = MultipartBody(blob: blob, ranges: ranges)
             headers.append(("Content-Type", body.contentType))
@@ -60,19 +52,6 @@ extension BlobService {
         case .unsatisfiable:
             throw HTTPError.rangeNotSatisfiable(size: record.size)
         }
-    }
-
-    /// Bodies up to this size are read into memory and go out with the head in one send;
-    /// larger ones go out with sendfile.
-    static let inlineBodyLimit: UInt64 = 16 * 1024
-
-    /// The bytes of `range` (empty when the blob is).
-    private static func body(of blob: OpenBlob, _ range: ByteRange) throws -> HTTPResponse.Body {
-        guard blob.record.size > 0 else { return .empty }
-        if range.length <= inlineBodyLimit {
-            return .bytes(try blob.bytes(at: range.start, count: Int(range.length)))
-        }
-        return .file(descriptor: try blob.takeDescriptor().rawValue, offset: range.start, length: range.length)
     }
 
     /// The Range plan, or `.full` when there is no usable Range or If-Range does not match.

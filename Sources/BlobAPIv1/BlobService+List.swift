@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 extension BlobService {

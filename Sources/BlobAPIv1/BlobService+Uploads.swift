@@ -1,4 +1,5 @@
 import BlobStore
+import HTTPCore
 import MicroHTTPD
 
 /// tus 1.0.0 resumable uploads on /v1/uploads: core, creation, creation-with-upload,
@@ -7,26 +8,26 @@ extension BlobService {
     static let tusVersion = "1.0.0"
     static let tusResumable: (name: String, value: String) = ("Tus-Resumable", tusVersion)
 
-    func tus(_ head: HTTPRequestHead, _ route: Route) throws -> HTTPRequestAction {
-        if head.method == "OPTIONS" { return .respond(tusOptions()) }
-        guard head["Tus-Resumable"]?.trimmingOWS() == Substring(Self.tusVersion) else { throw HTTPError.tusVersionUnsupported }
-        switch (route, head.method) {
-        case (.uploads, _):
-            return try createUpload(head)
-        case (.upload(let id), "HEAD"):
-            // An append still in progress (its client may be gone unnoticed) is stopped first.
-            return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.currentUpload(id)) + [Self.noStore]))
-        case (.upload(let id), "PATCH"):
-            return try patchUpload(head, id: id)
-        case (.upload(let id), _):
-            try store.terminateUpload(id)
-            return .respond(HTTPResponse(status: 204, headers: [Self.tusResumable]))
-        default:
-            throw HTTPError.noRoute
-        }
+    /// Every tus request but OPTIONS names the version it speaks.
+    private func requireTusVersion(_ head: HTTPRequestHead) throws(HTTPError) {
+        guard head["Tus-Resumable"]?.trimmingOWS() == Substring(Self.tusVersion) else { throw .tusVersionUnsupported }
     }
 
-    private func tusOptions() -> HTTPResponse {
+    /// HEAD /v1/uploads/{id}: the offset. An append still in progress (its client may be gone
+    /// unnoticed) is stopped first.
+    func uploadOffset(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+        try requireTusVersion(head)
+        return .respond(HTTPResponse(status: 200, headers: uploadHeaders(try store.currentUpload(id)) + [Self.noStore]))
+    }
+
+    /// DELETE /v1/uploads/{id}: termination.
+    func terminateUpload(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+        try requireTusVersion(head)
+        try store.terminateUpload(id)
+        return .respond(HTTPResponse(status: 204, headers: [Self.tusResumable]))
+    }
+
+    func tusOptions() -> HTTPResponse {
         var headers: [(name: String, value: String)] = [
             Self.tusResumable,
             ("Tus-Version", Self.tusVersion),
@@ -38,7 +39,8 @@ extension BlobService {
     }
 
     /// POST /v1/uploads: creation, with the first bytes when a body is sent.
-    private func createUpload(_ head: HTTPRequestHead) throws -> HTTPRequestAction {
+    func createUpload(_ head: HTTPRequestHead) throws -> HTTPRequestAction {
+        try requireTusVersion(head)
         let length: UInt64?
         switch (head["Upload-Length"], head["Upload-Defer-Length"]) {
         case (let value?, nil): length = try TusHeaders.number(value, "Upload-Length")
@@ -49,7 +51,7 @@ extension BlobService {
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try metadata["key"].map { try BlobKey(validating: $0) }
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
-        let attributes = try Self.attributes(contentType: text("content-type") ?? text("filetype"),
+        let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
                                              typeGuessedFrom: [text("key"), text("filename")].compactMap { $0 }
                                                  .first { MediaTypes.guess($0) != nil })
@@ -68,7 +70,8 @@ extension BlobService {
     }
 
     /// PATCH /v1/uploads/{id}: append at Upload-Offset.
-    private func patchUpload(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+    func patchUpload(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+        try requireTusVersion(head)
         try requireOffsetStream(head)
         guard let offsetText = head["Upload-Offset"] else { throw HTTPError.badRequest("PATCH needs Upload-Offset.") }
         let offset = try TusHeaders.number(offsetText, "Upload-Offset")

@@ -1,0 +1,123 @@
+import HTTPCore
+import MicroHTTPD
+
+/// The one S3 operation a request asks for, from its method, the shape of its target (service,
+/// bucket, object), the names of its query parameters and whether it names a copy source.
+/// `classify` is the only place that decides; `S3Service.perform` switches over the result.
+enum S3Operation: String, Sendable, CaseIterable {
+    // The service.
+    case listBuckets
+    // A bucket.
+    case createBucket, headBucket, deleteBucket, listObjects, listMultipartUploads, getBucketLocation,
+         getBucketVersioning, getBucketACL, deleteObjects
+    /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
+    /// answers for a bucket without one.
+    case getBucketConfiguration
+    // An object.
+    case putObject, copyObject, getObject, deleteObject, getObjectACL, getObjectAttributes,
+         createMultipartUpload, uploadPart, completeMultipartUpload, abortMultipartUpload, listParts
+    /// GET of an object's tagging, retention or legal hold, which blobd never has.
+    case getObjectConfiguration
+    // Refused: 501 NotImplemented.
+    case putBucketACLOrVersioning, putObjectACL, unsupportedSubresource
+    // Refused: 405 MethodNotAllowed.
+    case methodNotAllowed
+
+    /// The query parameters that select a subresource blobd does not support (but see the
+    /// configuration GETs).
+    static let unsupportedSubresources: Set<String> = [
+        "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
+        "legal-hold", "notification", "logging", "torrent",
+    ]
+
+    /// The object subresources a GET answers as S3 does for an object without them.
+    static let objectConfigurations: Set<String> = ["tagging", "retention", "legal-hold"]
+
+    /// The operation of a request. `parameters`: the names of its query parameters;
+    /// `copySource`: it has an `x-amz-copy-source` header.
+    static func classify(method: String, target: S3Service.Target, parameters: [String], copySource: Bool) -> S3Operation {
+        // A handful of parameters at most: a scan beats building a set on every request.
+        func has(_ name: String) -> Bool { parameters.contains(name) }
+        if let unsupported = parameters.first(where: unsupportedSubresources.contains) {
+            switch (method, target) {
+            case ("GET", .bucket): return .getBucketConfiguration
+            case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
+            default: return .unsupportedSubresource
+            }
+        }
+        switch target {
+        case .service:
+            return method == "GET" || method == "HEAD" ? .listBuckets : .methodNotAllowed
+        case .bucket:
+            return bucket(method, has)
+        case .object:
+            return object(method, has, copySource: copySource)
+        }
+    }
+
+    private static func bucket(_ method: String, _ has: (String) -> Bool) -> S3Operation {
+        switch method {
+        case "PUT": has("acl") || has("versioning") ? .putBucketACLOrVersioning : .createBucket
+        case "HEAD": .headBucket
+        case "DELETE": .deleteBucket
+        case "GET" where has("uploads"): .listMultipartUploads
+        case "GET" where has("location"): .getBucketLocation
+        case "GET" where has("versioning"): .getBucketVersioning
+        case "GET" where has("acl"): .getBucketACL
+        case "GET": .listObjects
+        case "POST" where has("delete"): .deleteObjects
+        default: .methodNotAllowed
+        }
+    }
+
+    private static func object(_ method: String, _ has: (String) -> Bool, copySource: Bool) -> S3Operation {
+        switch method {
+        case "POST" where has("uploads"): .createMultipartUpload
+        case "POST" where has("uploadId"): .completeMultipartUpload
+        case "PUT" where has("uploadId"): .uploadPart
+        case "GET" where has("uploadId"): .listParts
+        case "DELETE" where has("uploadId"): .abortMultipartUpload
+        case "PUT" where copySource: .copyObject
+        case "PUT" where has("acl"): .putObjectACL
+        case "PUT": .putObject
+        case "GET" where has("attributes"): .getObjectAttributes
+        case "GET" where has("acl"), "HEAD" where has("acl"): .getObjectACL
+        case "GET", "HEAD": .getObject
+        case "DELETE": .deleteObject
+        default: .methodNotAllowed
+        }
+    }
+
+    /// The operation of a request, by `classify`.
+    init(_ head: HTTPRequestHead, target: S3Service.Target, query: [(name: String, value: [UInt8])]) {
+        self = Self.classify(method: head.method, target: target, parameters: query.map(\.name),
+                             copySource: head["x-amz-copy-source"] != nil)
+    }
+
+    /// The scope the operation needs (`AccessPolicy.allows`): a read, a delete (DeleteObjects
+    /// and aborting an upload too), or a write; a refused operation needs its method's.
+    func scope(method: String) -> Scope {
+        switch self {
+        case .listBuckets, .headBucket, .listObjects, .listMultipartUploads, .getBucketLocation, .getBucketVersioning,
+             .getBucketACL, .getBucketConfiguration, .getObject, .getObjectACL, .getObjectAttributes,
+             .getObjectConfiguration, .listParts:
+            .read
+        case .deleteBucket, .deleteObject, .deleteObjects, .abortMultipartUpload:
+            .delete
+        case .createBucket, .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload,
+             .putBucketACLOrVersioning, .putObjectACL:
+            .write
+        case .unsupportedSubresource, .methodNotAllowed:
+            method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
+        }
+    }
+
+    /// Whether the request's version id and ACL headers are checked before the operation runs
+    /// (everything but the subresources answered or refused above them).
+    var checksVersionAndACLs: Bool {
+        switch self {
+        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource: false
+        default: true
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import BlobStore
+import HTTPCore
+import MicroHTTPD
+
+/// Runs the one operation `S3Operation.classify` chose; and the answers of the subresources
+/// blobd never configures.
+extension S3Service {
+    /// Runs the operation `classify` chose for a request already authorized: a flat table, one
+    /// case per operation.
+    // long-functions: flat table (one case per operation, nothing else), allowed over 60 lines.
+    func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
+                 authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
+        if operation.checksVersionAndACLs { try Self.refuseVersionsAndACLs(head, query: query) }
+        let bucket = target.bucket ?? ""
+        let key = target.key ?? ""
+        switch operation {
+        case .listBuckets:
+            return .respond(try listBuckets(query: query, requestID: requestID))
+        case .createBucket:
+            return try receiveCreateBucket(head, bucket, requestID: requestID)
+        case .headBucket:
+            let found = try requireBucket(bucket)
+            return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
+                                                                ("x-amz-bucket-region", found.region ?? Self.defaultRegion)]))
+        case .deleteBucket:
+            try store.buckets.removeBucket(bucket)
+            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+        case .listObjects:
+            try requireBucket(bucket)
+            return .respond(try list(bucket, query: query, requestID: requestID))
+        case .listMultipartUploads:
+            return .respond(try listMultipartUploads(bucket: bucket, query: query, requestID: requestID))
+        case .getBucketLocation:
+            // us-east-1 answers an empty constraint, as in S3.
+            let element = try requireBucket(bucket).region.map { ">\(XML.escape($0))</LocationConstraint>" } ?? "/>"
+            return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + element, requestID: requestID))
+        case .getBucketVersioning:
+            try requireBucket(bucket)
+            return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
+        case .getBucketACL:
+            try requireBucket(bucket)
+            return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
+        case .deleteObjects:
+            return try receiveDeleteObjects(head, bucket: bucket, requestID: requestID)
+        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource:
+            let name = query.first { S3Operation.unsupportedSubresources.contains($0.name) }?.name ?? ""
+            if operation != .unsupportedSubresource, let answer = try unconfigured(name, target: target, requestID: requestID) {
+                return .respond(answer)
+            }
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(name)'.")
+        case .putBucketACLOrVersioning:
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
+        case .putObjectACL:
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.")
+        case .methodNotAllowed:
+            throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
+        case .createMultipartUpload:
+            return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
+        case .completeMultipartUpload:
+            return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
+        case .uploadPart:
+            return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
+        case .listParts:
+            return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
+        case .abortMultipartUpload:
+            return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
+        case .copyObject:
+            return try copyObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+        case .putObject:
+            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+        case .getObjectAttributes:
+            return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
+        case .getObjectACL:
+            guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
+            return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
+        case .getObject:
+            return try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
+                            requestID: requestID)
+        case .deleteObject:
+            try deleteObject(try blobKey(bucket, key))
+            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+        }
+    }
+
+    /// A version id other than `null`, and on a write the ACLs blobd does not keep.
+    static func refuseVersionsAndACLs(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) {
+        if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
+            throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")
+        }
+        if head.method == "PUT" || head.method == "POST" {
+            try refuseACLs(head)
+        }
+    }
+
+    /// Canned ACLs and grants on a write: blobd keeps every object private to its keys, so only
+    /// the ACLs that say so (`private`, and `bucket-owner-full-control`, which rclone and
+    /// s3cmd may send) are accepted; the rest get NotImplemented rather than being ignored.
+    static func refuseACLs(_ head: HTTPRequestHead) throws(S3Error) {
+        if let acl = head["x-amz-acl"], !["private", "bucket-owner-full-control"].contains(acl.trimmingOWS()) {
+            throw S3Error(.notImplemented, "blobd's S3 dialect keeps objects private; the canned ACL '\(acl)' is not supported.")
+        }
+        if let grant = head.headers.first(where: { $0.name.lowercased().hasPrefix("x-amz-grant-") }) {
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support ACL grants (\(grant.name)).")
+        }
+    }
+
+    /// A GET of a configuration blobd never has (policy, lifecycle, tags, ...) answers as S3 does
+    /// for a bucket or object without one, so tools that read every configuration (Terraform,
+    /// s3-tests' set-up) go on; setting one stays NotImplemented. Nil: no such answer (torrent).
+    func unconfigured(_ name: String, target: Target, requestID: String) throws -> HTTPResponse? {
+        let xml = { (body: String) in self.xmlResponse(XML.declaration + body, requestID: requestID) }
+        switch target {
+        case .service:
+            return nil
+        case .bucket(let bucket):
+            try requireBucket(bucket)
+            switch name {
+            case "policy": throw S3Error(.noSuchBucketPolicy, "The bucket policy does not exist")
+            case "lifecycle": throw S3Error(.noSuchLifecycleConfiguration, "The lifecycle configuration does not exist")
+            case "cors": throw S3Error(.noSuchCORSConfiguration, "The CORS configuration does not exist")
+            case "website": throw S3Error(.noSuchWebsiteConfiguration, "The specified bucket does not have a website configuration")
+            case "replication": throw S3Error(.replicationConfigurationNotFound, "The replication configuration was not found")
+            case "encryption":
+                throw S3Error(.encryptionConfigurationNotFound, "The server side encryption configuration was not found")
+            case "object-lock": throw S3Error(.objectLockConfigurationNotFound, "Object Lock configuration does not exist for this bucket")
+            case "tagging": throw S3Error(.noSuchTagSet, "The TagSet does not exist")
+            case "logging": return xml("<BucketLoggingStatus xmlns=\"\(XML.namespace)\"/>")
+            case "notification": return xml("<NotificationConfiguration xmlns=\"\(XML.namespace)\"/>")
+            default: return nil
+            }
+        case .object(let bucket, let key):
+            guard ["tagging", "retention", "legal-hold"].contains(name) else { return nil }
+            guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
+            if name == "tagging" { return xml("<Tagging xmlns=\"\(XML.namespace)\"><TagSet/></Tagging>") }
+            throw S3Error(.invalidRequest, "Bucket is missing Object Lock Configuration")
+        }
+    }
+
+    /// DeleteObject: S3 answers 204 whether or not the key existed.
+    func deleteObject(_ key: BlobKey) throws(StoreError) {
+        do {
+            try store.delete(key)
+        } catch {
+            if error != .notFound { throw error }
+        }
+    }
+
+    static let owner = "<Owner><ID>blobd</ID><DisplayName>blobd</DisplayName></Owner>"
+    static let fullControlPolicy = XML.declaration + "<AccessControlPolicy xmlns=\"\(XML.namespace)\">" + owner
+        + "<AccessControlList><Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">"
+        + "<ID>blobd</ID><DisplayName>blobd</DisplayName></Grantee><Permission>FULL_CONTROL</Permission></Grant>"
+        + "</AccessControlList></AccessControlPolicy>"
+}

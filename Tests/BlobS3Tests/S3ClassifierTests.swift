@@ -1,0 +1,131 @@
+import HTTPCore
+import Testing
+@testable import BlobS3
+
+/// Every operation the S3 dialect answers, and every one it refuses, from one classifier:
+/// one row each, including the rows whose parameters would match more than one case.
+@Suite struct S3ClassifierTests {
+    struct Row: Sendable, CustomStringConvertible {
+        let method: String
+        let target: String
+        let query: [String]
+        let copySource: Bool
+        let operation: S3Operation
+
+        init(_ method: String, _ target: String, _ operation: S3Operation) {
+            self.init(method, target, [], copySource: false, operation)
+        }
+
+        init(_ method: String, _ target: String, _ query: [String], _ operation: S3Operation) {
+            self.init(method, target, query, copySource: false, operation)
+        }
+
+        init(_ method: String, _ target: String, _ query: [String] = [], copySource: Bool, _ operation: S3Operation) {
+            self.method = method
+            self.target = target
+            self.query = query
+            self.copySource = copySource
+            self.operation = operation
+        }
+
+        var description: String { "\(method) \(target)?\(query.joined(separator: "&"))\(copySource ? " +copy" : "") → \(operation)" }
+
+        var shape: S3Service.Target {
+            switch target {
+            case "/": .service
+            case "/b": .bucket("b")
+            default: .object(bucket: "b", key: "k")
+            }
+        }
+    }
+
+    static let rows: [Row] = [
+        Row("GET", "/", .listBuckets),
+        Row("HEAD", "/", .listBuckets),
+        Row("PUT", "/", .methodNotAllowed),
+        Row("DELETE", "/", .methodNotAllowed),
+        Row("GET", "/", ["tagging"], .unsupportedSubresource),
+        // Buckets.
+        Row("PUT", "/b", .createBucket),
+        Row("PUT", "/b", ["acl"], .putBucketACLOrVersioning),
+        Row("PUT", "/b", ["versioning"], .putBucketACLOrVersioning),
+        Row("PUT", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("HEAD", "/b", .headBucket),
+        Row("DELETE", "/b", .deleteBucket),
+        Row("DELETE", "/b", ["cors"], .unsupportedSubresource),
+        Row("GET", "/b", .listObjects),
+        Row("GET", "/b", ["list-type", "prefix"], .listObjects),
+        Row("GET", "/b", ["versions"], .listObjects),
+        Row("GET", "/b", ["uploads"], .listMultipartUploads),
+        Row("GET", "/b", ["uploads", "location"], .listMultipartUploads),
+        Row("GET", "/b", ["location"], .getBucketLocation),
+        Row("GET", "/b", ["versioning"], .getBucketVersioning),
+        Row("GET", "/b", ["acl"], .getBucketACL),
+        Row("GET", "/b", ["policy"], .getBucketConfiguration),
+        Row("GET", "/b", ["torrent"], .getBucketConfiguration),
+        Row("GET", "/b", ["acl", "tagging"], .getBucketConfiguration),
+        Row("POST", "/b", ["delete"], .deleteObjects),
+        Row("POST", "/b", .methodNotAllowed),
+        Row("PATCH", "/b", .methodNotAllowed),
+        // Objects.
+        Row("PUT", "/b/k", .putObject),
+        Row("PUT", "/b/k", copySource: true, .copyObject),
+        Row("PUT", "/b/k", ["acl"], copySource: true, .copyObject),
+        Row("PUT", "/b/k", ["acl"], .putObjectACL),
+        Row("PUT", "/b/k", ["tagging"], .unsupportedSubresource),
+        Row("PUT", "/b/k", ["tagging"], copySource: true, .unsupportedSubresource),
+        Row("GET", "/b/k", .getObject),
+        Row("HEAD", "/b/k", .getObject),
+        Row("GET", "/b/k", ["versionId"], .getObject),
+        Row("GET", "/b/k", ["partNumber"], .getObject),
+        Row("GET", "/b/k", ["acl"], .getObjectACL),
+        Row("HEAD", "/b/k", ["acl"], .getObjectACL),
+        Row("GET", "/b/k", ["attributes"], .getObjectAttributes),
+        Row("GET", "/b/k", ["tagging"], .getObjectConfiguration),
+        Row("GET", "/b/k", ["retention"], .getObjectConfiguration),
+        Row("GET", "/b/k", ["legal-hold"], .getObjectConfiguration),
+        Row("GET", "/b/k", ["torrent"], .unsupportedSubresource),
+        Row("HEAD", "/b/k", ["tagging"], .unsupportedSubresource),
+        Row("DELETE", "/b/k", .deleteObject),
+        Row("POST", "/b/k", ["uploads"], .createMultipartUpload),
+        Row("POST", "/b/k", ["uploads", "uploadId"], .createMultipartUpload),
+        Row("POST", "/b/k", ["uploadId"], .completeMultipartUpload),
+        Row("PUT", "/b/k", ["partNumber", "uploadId"], .uploadPart),
+        Row("PUT", "/b/k", ["partNumber", "uploadId"], copySource: true, .uploadPart),
+        Row("GET", "/b/k", ["uploadId"], .listParts),
+        Row("GET", "/b/k", ["uploadId", "attributes"], .listParts),
+        Row("DELETE", "/b/k", ["uploadId"], .abortMultipartUpload),
+        Row("POST", "/b/k", .methodNotAllowed),
+        Row("POST", "/b/k", ["delete"], .methodNotAllowed),
+        Row("OPTIONS", "/b/k", .methodNotAllowed),
+    ]
+
+    @Test(arguments: rows) func classifies(_ row: Row) {
+        #expect(S3Operation.classify(method: row.method, target: row.shape, parameters: row.query,
+                                     copySource: row.copySource) == row.operation)
+    }
+
+    /// The table names every operation at least once.
+    @Test func everyOperationHasARow() {
+        let named = Set(Self.rows.map(\.operation))
+        #expect(named == Set(S3Operation.allCases))
+    }
+
+    /// Each operation's scope is the one the method and target called for before there were
+    /// operations: reads read, deletes (and DeleteObjects) delete, everything else writes.
+    @Test(arguments: rows) func scopes(_ row: Row) {
+        let expected: Scope = switch (row.method, row.target) {
+        case ("GET", _), ("HEAD", _): .read
+        case ("DELETE", _): .delete
+        case ("POST", "/b") where row.query.contains("delete"): .delete
+        default: .write
+        }
+        #expect(row.operation.scope(method: row.method) == expected)
+    }
+
+    /// Only the subresource answers skip the version and ACL checks.
+    @Test func subresourcesSkipTheWriteChecks() {
+        let skipping = S3Operation.allCases.filter { !$0.checksVersionAndACLs }
+        #expect(Set(skipping) == [.getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource])
+    }
+}
