@@ -42,7 +42,7 @@ test-deps: deps
 
 # The Swift runtime linked statically: a smaller resident set, no Swift libraries needed at run time.
 release: deps
-	swift build -c release --static-swift-stdlib
+	swift build -c release --static-swift-stdlib --product blobd
 
 run: release
 	.build/release/blobd $(if $(DATA_DIR),--data-dir $(DATA_DIR)) $(if $(LISTEN),--listen $(LISTEN)) $(if $(S3_LISTEN),--s3-listen $(S3_LISTEN))
@@ -53,7 +53,7 @@ build: deps
 # dist/blobd-VERSION-linux-ARCH.tar.gz (the static binary, the deploy/ files, README) and
 # dist/blobd_VERSION_ARCH.deb (with the systemd unit), for machines without Swift.
 dist: deps
-	swift build -c release --static-swift-stdlib
+	swift build -c release --static-swift-stdlib --product blobd
 	tools/dist.sh
 
 python-deps: test-deps
