@@ -129,7 +129,7 @@ import Testing
         let manifest = try String(contentsOf: DeployTests.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         let declarations = manifest.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
         #expect(!declarations.contains { $0.contains("platforms:") }, "no platform list: SwiftPM cannot say Linux-only")
-        let guardFile = try String(contentsOf: DeployTests.root.appendingPathComponent("Sources/BlobStore/LinuxOnly.swift"),
+        let guardFile = try String(contentsOf: DeployTests.root.appendingPathComponent("Sources/BlobCore/LinuxOnly.swift"),
                                    encoding: .utf8)
         #expect(guardFile.contains("#if !os(Linux)") && guardFile.contains("#error("))
     }

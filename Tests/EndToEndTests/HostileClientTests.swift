@@ -61,6 +61,10 @@ import Testing
     @Test func connectionsPerAddressAreLimited() throws {
         let blobd = try BlobdProcess(["--max-connections-per-ip", "3"])
         let held = try (0..<3).map { _ in try Socket(port: blobd.port) }
+        for socket in held {  // each one answered, so it is accepted before the fourth connects
+            socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(socket.receive(within: 1).hasPrefix("HTTP/1.1 200 "))
+        }
         let refused = try Socket(port: blobd.port)
         refused.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(refused.receive(within: 1) == "", "the fourth connection is closed without an answer")
