@@ -39,7 +39,7 @@ extension BlobService {
     }
 
     /// POST /v1/uploads: creation, with the first bytes when a body is sent.
-    func createUpload(_ head: HTTPRequestHead) throws -> HTTPRequestAction {
+    func createUpload(_ head: HTTPRequestHead, _ caller: Principal) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         let length: UInt64?
         switch (head["Upload-Length"], head["Upload-Defer-Length"]) {
@@ -65,12 +65,13 @@ extension BlobService {
             return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", publicLocation(ofUpload: upload.id))]))
         }
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
-                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
+                                           onlyCreate: Self.onlyCreate(caller, upload))
         return receive(head, into: append, created: true)
     }
 
     /// PATCH /v1/uploads/{id}: append at Upload-Offset.
-    func patchUpload(_ head: HTTPRequestHead, id: String) throws -> HTTPRequestAction {
+    func patchUpload(_ head: HTTPRequestHead, id: String, _ caller: Principal) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         try requireOffsetStream(head)
         guard let offsetText = head["Upload-Offset"] else { throw HTTPError.badRequest("PATCH needs Upload-Offset.") }
@@ -78,8 +79,15 @@ extension BlobService {
         let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
-                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum)
+                                           bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
+                                           onlyCreate: Self.onlyCreate(caller, try store.upload(id)))
         return receive(head, into: append, created: false)
+    }
+
+    /// Whether the caller may only create the upload's blob (grant `create`, not `write`).
+    private static func onlyCreate(_ caller: Principal, _ upload: UploadRecord) -> Bool {
+        let allowance = upload.key.map(caller.write) ?? caller.grants.writeAnywhere
+        return allowance == .createOnly
     }
 
     private func receive(_ head: HTTPRequestHead, into append: UploadAppend, created: Bool) -> HTTPRequestAction {

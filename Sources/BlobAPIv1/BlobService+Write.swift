@@ -6,12 +6,15 @@ import MicroHTTPD
 extension BlobService {
     /// PUT (at `key`) or POST (content-addressed, `key` nil): everything that can be decided from
     /// the head is decided here, before any body byte is read; then the body streams to the store.
-    func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?) throws -> HTTPRequestAction {
+    /// `onlyCreate`: the caller's grant is `create`, so the commit refuses to replace a blob.
+    func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
         let expectedSHA256 = try announcedSHA256(head)
         let preconditions = Preconditions(head)
-        if let key, !preconditions.isEmpty,
-           !preconditions.writeCondition().holds(for: try store.record(for: key)) {
-            throw StoreError.preconditionFailed
+        var condition = preconditions.writeCondition()
+        condition.onlyCreate = onlyCreate
+        // Decided early when it can be, so that no body is read in vain; the commit decides again.
+        if let key, !preconditions.isEmpty || onlyCreate, let failure = condition.failure(for: try store.record(for: key)) {
+            throw failure
         }
         let attributes = try UploadAttributes.parse(contentType: head["Content-Type"], cacheControl: head["Cache-Control"],
                                              contentDisposition: head["Content-Disposition"],
@@ -28,7 +31,7 @@ extension BlobService {
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
                 commitUpload(stream, failure: failure, key: key, attributes: attributes, expectedMD5: expectedMD5,
-                             condition: preconditions.writeCondition(), then: respond)
+                             condition: condition, then: respond)
             }))
     }
 

@@ -47,10 +47,8 @@ public final class BlobService: HTTPHandler {
             guard let method = route.methods.first(where: { $0.name == head.method }) else {
                 throw HTTPError.methodNotAllowed(allowed: route.allowed)
             }
-            if let scope = method.scope {
-                try access.authorize(head, for: scope)
-            }
-            return try method.handler(self, head, parameter)
+            let caller = try access.authorize(head, requirement(method.need, head, parameter))
+            return try method.handler(self, head, parameter, caller)
         } catch {
             var response = failure(error)
             if isTus { response.headers.append(Self.tusResumable) }

@@ -50,6 +50,9 @@ public struct Problem: Equatable, Sendable {
         case .preconditionFailed:
             self.init(error.failureClass, "precondition-failed", "Precondition failed",
                       "A precondition in If-Match, If-None-Match or If-Unmodified-Since does not hold.")
+        case .createOnly:
+            self.init(error.failureClass, "forbidden", "Forbidden",
+                      "A blob is stored at this key, and the credential may only create (grant 'create'); it was kept.")
         case .tooLarge(let limit):
             self.init(error.failureClass, "too-large", "Content too large", "The blob is larger than the limit of \(limit) bytes.")
         case .digestMismatch(let expected, let actual):
@@ -123,9 +126,9 @@ public struct Problem: Equatable, Sendable {
         case .unauthorized(let detail):
             self.init(error.failureClass, "unauthorized", "Unauthorized", detail)
             headers = [("WWW-Authenticate", "Bearer realm=\"blobd\"")]
-        case .forbidden(let scope):
-            self.init(error.failureClass, "forbidden", "Forbidden", "The token lacks the '\(scope)' scope.")
-            headers = [("WWW-Authenticate", "Bearer realm=\"blobd\", error=\"insufficient_scope\", scope=\"\(scope)\"")]
+        case .forbidden(let requirement):
+            self.init(error.failureClass, "forbidden", "Forbidden", "The token's grants do not allow this: it needs \(requirement).")
+            headers = [("WWW-Authenticate", "Bearer realm=\"blobd\", error=\"insufficient_scope\", scope=\"\(requirement.action)\"")]
         case .unsupportedMediaType(let detail):
             self.init(error.failureClass, status: 415, "unsupported-media-type", "Unsupported media type", detail)
         case .tusVersionUnsupported:

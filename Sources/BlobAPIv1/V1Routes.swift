@@ -2,9 +2,9 @@ import BlobStore
 import HTTPCore
 import MicroHTTPD
 
-/// One /v1 route: its path, its label in metrics and logs, and for each method it takes the
-/// scope the method needs and its handler. The 405 and its Allow header, the scope check, the
-/// metrics label and the access log's key all come from the row (`BlobService.routes`).
+/// One /v1 route: its path, its label in metrics and logs, and for each method it takes what the
+/// method needs of the caller's grants and its handler. The 405 and its Allow header, the grant
+/// check, the metrics label and the access log's key all come from the row (`BlobService.routes`).
 struct V1Route: Sendable {
     /// The path a route answers: exactly `path`, or `prefix` and a parameter of at least
     /// `minimum` bytes after it (the raw key of a blob, an upload's id).
@@ -13,18 +13,45 @@ struct V1Route: Sendable {
         case parameter(prefix: String, minimum: Int)
     }
 
-    /// Runs a method of the route, given its raw path parameter (empty for an exact path).
-    typealias Handler = @Sendable (BlobService, HTTPRequestHead, ArraySlice<UInt8>) throws -> HTTPRequestAction
+    /// Runs a method of the route, given its raw path parameter (empty for an exact path) and
+    /// the caller, whose grants met the method's need.
+    typealias Handler = @Sendable (BlobService, HTTPRequestHead, ArraySlice<UInt8>, Principal) throws -> HTTPRequestAction
+
+    /// What a method needs of the caller's grants, by what it acts on.
+    enum Need: Sendable, CustomStringConvertible {
+        /// Nothing: operational endpoints, tus discovery.
+        case nothing
+        /// The action on the blob the path names; GET and HEAD of a folder (`photos/`) list it.
+        case pathKey(Grant.Action)
+        /// A listing of the `prefix` query parameter.
+        case listing
+        /// The action on a key not known yet (POST's content address).
+        case anyKey(Grant.Action)
+        /// The action on the key a tus creation names in its metadata (else any key).
+        case newUpload(Grant.Action)
+        /// The action on the key of the tus upload the path names.
+        case upload(Grant.Action)
+
+        public var description: String {
+            switch self {
+            case .nothing: "-"
+            case .pathKey(let action): action.rawValue
+            case .listing: "read(prefix)"
+            case .anyKey(let action): action.rawValue + "(*)"
+            case .newUpload(let action): action.rawValue + "(metadata key)"
+            case .upload(let action): action.rawValue + "(upload's key)"
+            }
+        }
+    }
 
     struct Method: Sendable {
         let name: String
-        /// The scope the method needs; nil for none (operational endpoints, tus discovery).
-        let scope: Scope?
+        let need: Need
         let handler: Handler
 
-        init(_ name: String, _ scope: Scope?, _ handler: @escaping Handler) {
+        init(_ name: String, _ need: Need, _ handler: @escaping Handler) {
             self.name = name
-            self.scope = scope
+            self.need = need
             self.handler = handler
         }
     }
@@ -66,25 +93,39 @@ extension BlobService {
     /// Every route of the /v1 listener, one row each.
     static let routes: [V1Route] = [
         V1Route(.exact("/v1/blobs"), "/v1/blobs", [
-            .init("GET", .read) { service, head, _ in .respond(try service.list(head)) },
-            .init("HEAD", .read) { service, head, _ in .respond(try service.list(head)) },
-            .init("POST", .write) { service, head, _ in try service.receiveUpload(head, key: nil) },
+            .init("GET", .listing) { service, head, _, _ in .respond(try service.list(head)) },
+            .init("HEAD", .listing) { service, head, _, _ in .respond(try service.list(head)) },
+            .init("POST", .anyKey(.write)) { service, head, _, caller in
+                try service.receiveUpload(head, key: nil, onlyCreate: caller.grants.writeAnywhere == .createOnly)
+            },
         ]),
         V1Route(.parameter(prefix: "/v1/blobs/", minimum: 0), "/v1/blobs/{key}", parameterIsKey: true, [
-            .init("GET", .read) { service, head, raw in try service.readOrList(head, raw) },
-            .init("HEAD", .read) { service, head, raw in try service.readOrList(head, raw) },
-            .init("PUT", .write) { service, head, raw in try service.receiveUpload(head, key: BlobService.key(raw)) },
-            .init("DELETE", .delete) { service, head, raw in .respond(try service.delete(head, key: BlobService.key(raw))) },
+            .init("GET", .pathKey(.read)) { service, head, raw, _ in try service.readOrList(head, raw) },
+            .init("HEAD", .pathKey(.read)) { service, head, raw, _ in try service.readOrList(head, raw) },
+            .init("PUT", .pathKey(.write)) { service, head, raw, caller in
+                let key = try BlobService.key(raw)
+                return try service.receiveUpload(head, key: key, onlyCreate: caller.write(key) == .createOnly)
+            },
+            .init("DELETE", .pathKey(.delete)) { service, head, raw, _ in
+                .respond(try service.delete(head, key: BlobService.key(raw)))
+            },
         ]),
         V1Route(.exact("/v1/uploads"), "/v1/uploads", isTus: true, [
-            .init("POST", .write) { service, head, _ in try service.createUpload(head) },
-            .init("OPTIONS", nil) { service, _, _ in .respond(service.tusOptions()) },
+            .init("POST", .newUpload(.write)) { service, head, _, caller in try service.createUpload(head, caller) },
+            .init("OPTIONS", .nothing) { service, _, _, _ in .respond(service.tusOptions()) },
         ]),
         V1Route(.parameter(prefix: "/v1/uploads/", minimum: 1), "/v1/uploads/{id}", isTus: true, [
-            .init("HEAD", .write) { service, head, raw in try service.uploadOffset(head, id: BlobService.uploadID(raw)) },
-            .init("PATCH", .write) { service, head, raw in try service.patchUpload(head, id: BlobService.uploadID(raw)) },
-            .init("DELETE", .write) { service, head, raw in try service.terminateUpload(head, id: BlobService.uploadID(raw)) },
-            .init("OPTIONS", nil) { service, _, _ in .respond(service.tusOptions()) },
+            .init("HEAD", .upload(.write)) { service, head, raw, _ in try service.uploadOffset(head, id: BlobService.uploadID(raw)) },
+            .init("PATCH", .upload(.write)) { service, head, raw, caller in
+                try service.patchUpload(head, id: BlobService.uploadID(raw), caller)
+            },
+            .init("DELETE", .upload(.write)) { service, head, raw, _ in
+                try service.terminateUpload(head, id: BlobService.uploadID(raw))
+            },
+            .init("OPTIONS", .nothing) { service, _, _, _ in .respond(service.tusOptions()) },
+        ]),
+        V1Route(.exact("/v1/whoami"), "/v1/whoami", [
+            .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),
         V1Route(.exact("/healthz"), "/healthz", operational { _ in BlobService.textResponse("ok\n") }),
         V1Route(.exact("/readyz"), "/readyz", operational { service in try service.ready() }),
@@ -94,9 +135,9 @@ extension BlobService {
         }),
     ]
 
-    /// GET and HEAD of an operational endpoint: no scope.
+    /// GET and HEAD of an operational endpoint: no grant needed.
     private static func operational(_ answer: @escaping @Sendable (BlobService) throws -> HTTPResponse) -> [V1Route.Method] {
-        ["GET", "HEAD"].map { name in .init(name, nil) { service, _, _ in .respond(try answer(service)) } }
+        ["GET", "HEAD"].map { name in .init(name, .nothing) { service, _, _, _ in .respond(try answer(service)) } }
     }
 
     /// The route of a raw path, and its raw parameter.

@@ -58,6 +58,7 @@ extension StoreError: ClassifiedFailure {
         case .notFound, .uploadNotFound, .bucketNotFound: .notFound
         case .uploadExpired: .gone
         case .preconditionFailed: .preconditionFailed
+        case .createOnly: .forbidden
         case .tooLarge: .tooLarge
         case .offsetMismatch, .bucketNotEmpty: .conflict
         case .uploadBusy: .locked

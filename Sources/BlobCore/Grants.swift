@@ -75,3 +75,72 @@ public struct Grants: Sendable, Equatable, CustomStringConvertible {
         Grants(list + other.list)
     }
 }
+
+/// What one operation needs of the caller's grants. Each dialect says what an operation needs;
+/// `Grants.permits` decides, for all of them.
+public enum AccessRequirement: Sendable, Equatable, CustomStringConvertible {
+    /// Nothing (operational endpoints, tus discovery).
+    case nothing
+    /// `action` on the key (its bytes, `BUCKET/REST`). `.write` is met by `write` or `create`:
+    /// the commit then refuses a replacement (`Grants.write(key:)`).
+    case key(Grant.Action, [UInt8])
+    /// `action` on a key not known yet (a content-addressed upload is stored at its digest):
+    /// only a grant on `*` holds every key it may turn out to be.
+    case anyKey(Grant.Action)
+    /// A listing of every key starting with these bytes.
+    case listing([UInt8])
+    /// `action` on every key of the bucket (creating, deleting or configuring it).
+    case wholeBucket(Grant.Action, String)
+    /// Some grant on some key of the bucket (HEAD of it, its location, DeleteObjects, which
+    /// then decides per key).
+    case bucket(String)
+    /// Some grant at all (ListBuckets, which then shows only the buckets the grants touch).
+    case someGrant
+    /// `action` on `*` (`admin:*` manages keys).
+    case everywhere(Grant.Action)
+
+    /// The action a refusal names.
+    public var action: String {
+        switch self {
+        case .nothing, .someGrant, .bucket: "any"
+        case .key(let action, _), .anyKey(let action), .wholeBucket(let action, _), .everywhere(let action): action.rawValue
+        case .listing: "read"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .nothing: "nothing"
+        case .key(let action, let key): "\(action.rawValue) on \(String(decoding: key, as: UTF8.self))"
+        case .anyKey(let action), .everywhere(let action): "\(action.rawValue) on *"
+        case .listing(let prefix): "read on every key starting with '\(String(decoding: prefix, as: UTF8.self))'"
+        case .wholeBucket(let action, let bucket): "\(action.rawValue) on every key of \(bucket)"
+        case .bucket(let bucket): "a grant on \(bucket)"
+        case .someGrant: "a grant"
+        }
+    }
+}
+
+extension Grants {
+    /// True if the grants meet `requirement`.
+    public func permits(_ requirement: AccessRequirement) -> Bool {
+        switch requirement {
+        case .nothing: true
+        case .key(.write, let key): write(key: key) != nil
+        case .key(let action, let key): allows(action, key: key)
+        case .anyKey(.write): allowsEverywhere(.write) || allowsEverywhere(.create)
+        case .anyKey(let action), .everywhere(let action): allowsEverywhere(action)
+        case .listing(let prefix): allowsListing(prefix: prefix)
+        case .wholeBucket(let action, let bucket): allows(action, wholeBucket: bucket)
+        case .bucket(let bucket): touches(bucket: bucket)
+        case .someGrant: !list.isEmpty
+        }
+    }
+
+    /// What a content-addressed write (its key not known yet) may do: replace, only create, or nothing.
+    public var writeAnywhere: WriteAllowance? {
+        if allowsEverywhere(.write) { return .replace }
+        if allowsEverywhere(.create) { return .createOnly }
+        return nil
+    }
+}

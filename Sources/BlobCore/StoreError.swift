@@ -6,6 +6,8 @@ public enum StoreError: Error, Equatable, Sendable {
     case notFound
     /// The write's precondition (If-Match, If-None-Match, ...) did not hold.
     case preconditionFailed
+    /// The key holds a blob, and the caller's grant allows creating only (`create`).
+    case createOnly
     /// The blob is larger than the configured limit.
     case tooLarge(limit: UInt64)
     /// The body's SHA-256 differs from the digest the client announced.
@@ -71,6 +73,7 @@ extension StoreError: CustomStringConvertible {
         case .invalidKey(let reason): "invalid key: \(reason)"
         case .notFound: "no blob at this key"
         case .preconditionFailed: "precondition failed"
+        case .createOnly: "the key exists, and the credential may only create"
         case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
         case .digestMismatch: "the body does not match its announced digest"
         case .keyNotContentDigest: "the key is 64 hex digits but not the body's SHA-256"

@@ -14,6 +14,9 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     public var ifUnmodifiedSince: Int64?
     /// How a record's entity tag is made, to compare with the listed tags.
     public var scheme: TagScheme
+    /// The caller's grant allows creating only (`create`, not `write`): a record in place
+    /// refuses the write with `.createOnly`, whatever the headers say.
+    public var onlyCreate = false
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {
@@ -71,6 +74,15 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         WriteCondition(ifMatch: .tags([Tag(version)]))
     }
 
+    /// Why the write may not replace `current` (nil when the key holds nothing):
+    /// `.preconditionFailed` when the headers do not hold, `.createOnly` when the caller may only
+    /// create and a record is there; nil when the write goes ahead. Every catalog calls this.
+    public func failure(for current: BlobRecord?) -> StoreError? {
+        // The client's own conditions answer first: a write they stop would replace nothing.
+        if !holds(for: current) { return .preconditionFailed }
+        return onlyCreate && current != nil ? .createOnly : nil
+    }
+
     /// True when the write may replace `current` (nil when the key holds nothing), in the order
     /// of RFC 9110 §13.2.2: If-Match, else If-Unmodified-Since; then If-None-Match.
     public func holds(for current: BlobRecord?) -> Bool {
@@ -99,6 +111,7 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         if let ifMatch { parts.append("If-Match: \(Self.text(ifMatch))") }
         if let ifUnmodifiedSince { parts.append("If-Unmodified-Since: \(ifUnmodifiedSince)") }
         if let ifNoneMatch { parts.append("If-None-Match: \(Self.text(ifNoneMatch))") }
+        if onlyCreate { parts.append("create only (grant)") }
         guard !parts.isEmpty else { return "always" }
         return parts.joined(separator: ", ") + (scheme == .content ? " (content tags)" : "")
     }

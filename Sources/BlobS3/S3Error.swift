@@ -11,6 +11,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case authorizationQueryParametersError = "AuthorizationQueryParametersError"
         case badDigest = "BadDigest"
         case bucketAlreadyOwnedByYou = "BucketAlreadyOwnedByYou"
+        case bucketAlreadyExists = "BucketAlreadyExists"
         case bucketNotEmpty = "BucketNotEmpty"
         case entityTooLarge = "EntityTooLarge"
         case insufficientStorage = "InsufficientStorage"
@@ -76,7 +77,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
                 .notFound
             case .methodNotAllowed: .methodNotAllowed
-            case .bucketAlreadyOwnedByYou, .bucketNotEmpty: .conflict
+            case .bucketAlreadyOwnedByYou, .bucketAlreadyExists, .bucketNotEmpty: .conflict
             case .operationAborted: .locked
             case .preconditionFailed: .preconditionFailed
             case .entityTooLarge: .tooLarge
@@ -146,6 +147,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case .invalidKey(let reason): self.init(.invalidArgument, "Invalid object key: \(reason).")
         case .notFound: self.init(.noSuchKey, "The specified key does not exist.")
         case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
+        case .createOnly: self.init(.accessDenied, "An object exists at this key, and the access key may only create (grant 'create').")
         case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
         case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
         case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
@@ -190,8 +192,10 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.invalidArgument, detail)
         case .noRoute, .methodNotAllowed:
             self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
-        case .unauthorized(let detail), .forbidden(let detail):
+        case .unauthorized(let detail):
             self.init(.accessDenied, detail)
+        case .forbidden(let requirement):
+            self.init(.accessDenied, "Access Denied: the access key's grants do not allow \(requirement).")
         case .unsupportedMediaType(let detail):
             self.init(.invalidRequest, detail)
         case .tusVersionUnsupported:

@@ -1,3 +1,4 @@
+import BlobCore
 import HTTPCore
 import MicroHTTPD
 
@@ -94,21 +95,34 @@ enum S3Operation: String, Sendable, CaseIterable {
                              copySource: head["x-amz-copy-source"] != nil)
     }
 
-    /// The scope the operation needs (`AccessPolicy.allows`): a read, a delete (DeleteObjects
-    /// and aborting an upload too), or a write; a refused operation needs its method's.
-    func scope(method: String) -> Scope {
+    /// What the operation needs of the caller's grants (`Grants.permits`), given what it names
+    /// and, for a listing, its prefix. CreateBucket needs nothing here: it answers
+    /// BucketAlreadyExists or AccessDenied itself; DeleteObjects decides per key.
+    func requirement(method: String, target: S3Service.Target, prefix: [UInt8] = []) -> AccessRequirement {
+        let bucket = target.bucket ?? ""
+        let key = Array(bucket.utf8) + [UInt8(ascii: "/")] + Array((target.key ?? "").utf8)
         switch self {
-        case .listBuckets, .headBucket, .listObjects, .listMultipartUploads, .getBucketLocation, .getBucketVersioning,
-             .getBucketACL, .getBucketConfiguration, .getObject, .getObjectACL, .getObjectAttributes,
-             .getObjectConfiguration, .listParts:
-            .read
-        case .deleteBucket, .deleteObject, .deleteObjects, .abortMultipartUpload:
-            .delete
-        case .createBucket, .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload,
-             .putBucketACLOrVersioning, .putObjectACL:
-            .write
+        case .listBuckets: return .someGrant
+        case .createBucket: return .nothing
+        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects:
+            return .bucket(bucket)
+        case .deleteBucket: return .wholeBucket(.delete, bucket)
+        case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
+        case .getObject, .getObjectACL, .getObjectAttributes, .getObjectConfiguration: return .key(.read, key)
+        case .deleteObject: return .key(.delete, key)
+        // Aborting and listing parts touch only bytes not stored yet: whoever may upload the key may.
+        case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
+             .listParts:
+            return .key(.write, key)
+        case .putBucketACLOrVersioning: return .wholeBucket(.admin, bucket)
+        case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
-            method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
+            let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
+            switch target {
+            case .service: return .someGrant
+            case .bucket: return .wholeBucket(action, bucket)
+            case .object: return .key(action, key)
+            }
         }
     }
 

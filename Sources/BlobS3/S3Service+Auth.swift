@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Who may make an S3 request: SigV4 (header or presigned URL) or SigV2 checked against the
-/// access key's secret, then the key's scopes.
+/// access key's secret, then the key's grants.
 extension S3Service {
     /// A request whose signature checked out: what it signed (nil for SigV2, which signs no
     /// chunks), the key's secret, and the principal it makes.
@@ -16,13 +16,14 @@ extension S3Service {
         /// The access key that signed, whatever the signature version.
         let accessKey: String
         let secret: String
-        let principal: Principal
+        /// The key's own grants.
+        let grants: Grants
 
         init(signed: SigV4.Signed?, accessKey: String, key: AccessPolicy.S3Key) {
             self.signed = signed
             self.accessKey = accessKey
             self.secret = key.secret
-            self.principal = Principal(.accessKey(accessKey), scopes: key.scopes)
+            self.grants = key.grants
         }
     }
 
@@ -36,30 +37,35 @@ extension S3Service {
         let service: S3Service
 
         func authenticate(_ request: Request) throws(S3Error) -> Principal {
-            try service.authenticate(request.head, query: request.query)?.principal ?? .anonymous
+            service.principal(try service.authenticate(request.head, query: request.query))
         }
     }
 
-    /// Checks the signature (SigV4 or SigV2, header or presigned URL) against the access key's
-    /// secret, then whether its principal may do `scope` (`AccessPolicy.allows`). In open access
-    /// (no tokens file) signatures are not checked (nil). `presigned`: a request without an
-    /// Authorization header, with its entry among the verified URLs if it has one.
-    func authorize(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], scope: Scope,
-                   presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
-        guard !access.isOpen else { return nil }
-        guard let authorized = try authenticate(head, query: query, presigned: presigned) else {
-            if access.allows(.anonymous, scope) { return nil }
-            throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
-        }
-        guard access.allows(authorized.principal, scope) else {
-            throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
-        }
-        return authorized
+    /// The caller a checked signature (or none) makes: the key's grants and those of every caller.
+    func principal(_ authorized: Authorized?) -> Principal {
+        let anonymous = access.anonymousGrants
+        guard let authorized else { return .anonymous(anonymous) }
+        return Principal(.accessKey(authorized.accessKey), grants: authorized.grants.union(anonymous))
     }
 
-    /// The signature's access key, once the signature checked out; nil for an unsigned request.
+    /// The caller, if its grants meet `requirement`; AccessDenied otherwise.
+    func authorize(_ authorized: Authorized?, _ requirement: AccessRequirement) throws(S3Error) -> Principal {
+        let caller = principal(authorized)
+        guard caller.grants.permits(requirement) else {
+            if caller.isAnonymous {
+                throw S3Error(.accessDenied, "Anonymous access is not allowed here; sign the request with an access key.")
+            }
+            throw S3Error(.accessDenied, "Access Denied: the access key's grants do not allow \(requirement).")
+        }
+        return caller
+    }
+
+    /// The signature's access key, once the signature checked out; nil for an unsigned request,
+    /// and in open access (no tokens file), where signatures are not checked. `presigned`: a
+    /// request without an Authorization header, with its entry among the verified URLs if it has one.
     func authenticate(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
                       presigned: (key: VerifiedURLs.Key, entry: VerifiedURLs.Entry?)? = nil) throws(S3Error) -> Authorized? {
+        guard !access.isOpen else { return nil }
         if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
             try Self.checkSignedHeaders(head, known.signed)
             try Self.checkTime(known.signed, signedAt: known.signedAt)
@@ -108,12 +114,11 @@ extension S3Service {
         }
     }
 
-    /// A copy reads its source: the key needs the read scope as well as write (S3: s3:GetObject
-    /// on the source). Open access and `--public-read` let anyone read.
-    func checkCopySourceRead(_ authorized: Authorized?) throws(S3Error) {
-        guard !access.allows(.anonymous, .read) else { return }
-        guard let authorized, access.allows(authorized.principal, .read) else {
-            throw S3Error(.accessDenied, "The access key lacks the 'read' scope a copy needs on its source.")
+    /// A copy reads its source: the caller needs `read` on it as well as write on the
+    /// destination (S3: s3:GetObject on the source).
+    func checkCopySourceRead(_ caller: Principal, source: BlobKey) throws(S3Error) {
+        guard caller.grants.allows(.read, key: source.rawValue.utf8) else {
+            throw S3Error(.accessDenied, "Access Denied: a copy needs read on its source, \(source).")
         }
     }
 

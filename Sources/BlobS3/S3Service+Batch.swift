@@ -14,7 +14,7 @@ extension S3Service {
 
     /// DeleteObjects (`POST /BUCKET?delete`): up to 1000 keys, Quiet supported, no Content-MD5
     /// needed. Each key is deleted on its own; a key that is absent counts as deleted, as in S3.
-    func receiveDeleteObjects(_ head: HTTPRequestHead, bucket: String, requestID: String) throws -> HTTPRequestAction {
+    func receiveDeleteObjects(_ head: HTTPRequestHead, bucket: String, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         try requireBucket(bucket)
         if let length = head["Content-Length"].flatMap(UInt64.init), length > UInt64(Self.maxDeleteBody) {
             throw S3Error(.invalidRequest, "The DeleteObjects request body is too large.")
@@ -22,18 +22,23 @@ extension S3Service {
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(DeleteObjectsBody(expectedSHA256: expected, committers: committers) { [self] request in
             do {
-                return try deleteObjects(try request.get(), bucket: bucket, requestID: requestID)
+                return try deleteObjects(try request.get(), bucket: bucket, caller: caller, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: nil, requestID: requestID)
             }
         })
     }
 
-    private func deleteObjects(_ request: DeleteObjectsBody.Request, bucket: String, requestID: String) throws -> HTTPResponse {
+    /// Deletes each key the caller may delete; each other one gets an AccessDenied entry.
+    private func deleteObjects(_ request: DeleteObjectsBody.Request, bucket: String, caller: Principal,
+                               requestID: String) throws -> HTTPResponse {
         var xml = XML.declaration + "<DeleteResult xmlns=\"\(XML.namespace)\">"
         for key in request.keys {
             do {
                 let blobKey = try self.blobKey(bucket, key)
+                guard caller.grants.allows(.delete, key: blobKey.rawValue.utf8) else {
+                    throw S3Error(.accessDenied, "Access Denied")
+                }
                 do {
                     try store.delete(blobKey)
                 } catch {

@@ -33,9 +33,17 @@ extension S3Service {
     /// blobd serves every region's requests alike; the region is recorded and answered (by
     /// GetBucketLocation, HeadBucket and ListBuckets) so that a client which asked for one is
     /// not told another.
-    func receiveCreateBucket(_ head: HTTPRequestHead, _ name: String, requestID: String) throws -> HTTPRequestAction {
+    func receiveCreateBucket(_ head: HTTPRequestHead, _ name: String, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         guard Self.isValidBucketName(name) else {
             throw S3Error(.invalidBucketName, "The specified bucket is not valid.")
+        }
+        // Creating a bucket needs write on all of it. A caller without it learns that the name
+        // is taken when it is (as S3 answers for another account's bucket), else AccessDenied.
+        guard caller.grants.allows(.write, wholeBucket: name) else {
+            if try store.buckets.bucket(name) != nil {
+                throw S3Error(.bucketAlreadyExists, "The requested bucket name is not available. Please select a different name and try again.")
+            }
+            throw S3Error(.accessDenied, "Access Denied: creating bucket \(name) needs write on all of it.")
         }
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
@@ -76,7 +84,7 @@ extension S3Service {
 
     /// ListBuckets, in name order: `prefix`, and pages of `max-buckets` (1 to 10,000; all of
     /// them when absent) resumed after a `continuation-token` (the last name of the page before).
-    func listBuckets(query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+    func listBuckets(query: [(name: String, value: [UInt8])], caller: Principal, requestID: String) throws -> HTTPResponse {
         let prefix = Self.value("prefix", in: query) ?? ""
         let after = Self.value("continuation-token", in: query)
         var limit = Int.max
@@ -88,6 +96,7 @@ extension S3Service {
         }
         let matching = try store.buckets.buckets().filter { bucket in
             bucket.name.hasPrefix(prefix) && (after.map { $0.utf8.lexicographicallyPrecedes(bucket.name.utf8) } ?? true)
+                && caller.grants.touches(bucket: bucket.name)
         }
         var xml = XML.declaration + "<ListAllMyBucketsResult xmlns=\"\(XML.namespace)\">" + Self.owner + "<Buckets>"
         for bucket in matching.prefix(limit) {

@@ -14,11 +14,11 @@ extension S3Service {
     /// system allows (copy_file_range), and committed atomically like a PUT. The copy keeps the
     /// source's checksum, unless `x-amz-checksum-algorithm` asks for one: then the bytes pass
     /// through user space, and the copy gets that full-object checksum.
-    func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+    func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, caller: Principal,
                     requestID: String) throws -> HTTPRequestAction {
-        try checkCopySourceRead(authorized)
         let destination = try blobKey(bucket, key)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
+        try checkCopySourceRead(caller, source: try Self.blobKey(sourceBucket, sourceKey))
         let source = try blobKey(sourceBucket, sourceKey)
         let directive = (head["x-amz-metadata-directive"] ?? "COPY").uppercased()
         guard directive == "COPY" || directive == "REPLACE" else {
@@ -31,7 +31,8 @@ extension S3Service {
         let algorithm = try head["x-amz-checksum-algorithm"].map { try ChecksumAlgorithm(header: "x-amz-checksum-algorithm", $0) }
         let blob = try openCopySource(head, source)
         let attributes = directive == "REPLACE" ? try Self.attributes(head, key: key) : blob.record.attributes
-        let preconditions = Preconditions(head, acceptingUnquotedTags: true)
+        var condition = Preconditions(head, acceptingUnquotedTags: true).writeCondition(.content)
+        condition.onlyCreate = caller.write(destination) == .createOnly
         let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size, md5: false) }
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection
@@ -53,7 +54,7 @@ extension S3Service {
                 }
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
                                                partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum,
-                                               if: preconditions.writeCondition(.content))
+                                               if: condition)
                 return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(stored.record.modified))
                     + XML.element("ETag", Self.etag(stored.record))
@@ -70,10 +71,10 @@ extension S3Service {
     /// and optionally `x-amz-copy-source-range: bytes=FIRST-LAST`): the source's bytes, or
     /// that range of them, become the part. They pass through user space, since the part's
     /// MD5 (its ETag) has to be computed.
-    func copyPart(_ head: HTTPRequestHead, upload: MultipartUpload, number: Int, authorized: Authorized?,
+    func copyPart(_ head: HTTPRequestHead, upload: MultipartUpload, number: Int, caller: Principal,
                   requestID: String) throws -> HTTPRequestAction {
-        try checkCopySourceRead(authorized)
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
+        try checkCopySourceRead(caller, source: try Self.blobKey(sourceBucket, sourceKey))
         let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey))
         var range = ByteRange(start: 0, end: blob.record.size == 0 ? 0 : blob.record.size - 1)
         var length = blob.record.size

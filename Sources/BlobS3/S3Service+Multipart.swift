@@ -23,13 +23,13 @@ extension S3Service {
 
     /// UploadPart (`PUT /BUCKET/KEY?partNumber=N&uploadId=ID`): the part streams to its file.
     func receivePart(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-                     authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
+                     authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         let upload = try multipartUpload(bucket, key, query)
         guard let text = Self.value("partNumber", in: query), let number = Int(text), (1...10_000).contains(number) else {
             throw S3Error(.invalidArgument, "Part number must be an integer between 1 and 10000, inclusive.")
         }
         if head["x-amz-copy-source"] != nil {
-            return try copyPart(head, upload: upload, number: number, authorized: authorized, requestID: requestID)
+            return try copyPart(head, upload: upload, number: number, caller: caller, requestID: requestID)
         }
         var payload = try Payload(head, authorized: authorized)
         // A part of an upload with a checksum has one in its algorithm: verified if sent,
@@ -51,7 +51,7 @@ extension S3Service {
     /// CompleteMultipartUpload (`POST /BUCKET/KEY?uploadId=ID`): the part list is read, then the
     /// object is assembled and committed on the commit pool. A repeated Complete answers again.
     func receiveComplete(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-                         requestID: String) throws -> HTTPRequestAction {
+                         caller: Principal, requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
         guard let id = Self.value("uploadId", in: query) else { throw S3Error(.invalidArgument, "uploadId is missing.") }
         let preconditions = Preconditions(head, acceptingUnquotedTags: true)
@@ -63,13 +63,13 @@ extension S3Service {
                     return completeResult(bucket: bucket, key: key, etag: completed.etag, checksum: completed.checksum, requestID: requestID)
                 }
                 let upload = try store.multipart(id, key: blobKey)
-                try checkWrite(preconditions, key: blobKey)
+                let condition = try writeCondition(preconditions, key: blobKey, caller: caller)
                 let parts = try Self.partList(body)
                 let checksum = ObjectChecksum(MultipartChecksum(stored: upload.checksum), head: head, listed: parts)
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },
                                                                  checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) },
-                                                                 if: preconditions.writeCondition(.content))
+                                                                 if: condition)
                 return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)

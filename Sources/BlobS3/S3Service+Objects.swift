@@ -9,33 +9,34 @@ extension S3Service {
     /// PutObject: the body streams into the store and is verified before the atomic commit:
     /// against a hex x-amz-content-sha256, or chunk by chunk and by its trailer checksum when it
     /// comes aws-chunked.
-    func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+    func receiveObject(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?, caller: Principal,
                        requestID: String) throws -> HTTPRequestAction {
         let blobKey = try blobKey(bucket, key)
         let payload = try Payload(head, authorized: authorized)
         guard payload.size != nil || head["Transfer-Encoding"] != nil else {
             throw S3Error(.missingContentLength, "You must provide the Content-Length HTTP header.")
         }
-        let preconditions = Preconditions(head, acceptingUnquotedTags: true)
-        try checkWrite(preconditions, key: blobKey)
+        let condition = try writeCondition(Preconditions(head, acceptingUnquotedTags: true), key: blobKey, caller: caller)
         let attributes = try Self.attributes(head, key: key)
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
-                              condition: preconditions.writeCondition(.content))
+                              condition: condition)
         return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 
-    /// A conditional write's early check, before its body comes (the commit checks again). As
-    /// S3 documents, an `If-Match` naming an ETag when there is no object is NoSuchKey (404),
-    /// where HTTP would answer 412.
-    func checkWrite(_ preconditions: Preconditions, key: BlobKey) throws {
-        guard !preconditions.isEmpty else { return }
+    /// The condition a write commits with: the request's preconditions, and create only when
+    /// the caller's grant is `create`. Checked early, before the body comes (the commit checks
+    /// again). As S3 documents, an `If-Match` naming an ETag when there is no object is NoSuchKey
+    /// (404), where HTTP would answer 412.
+    func writeCondition(_ preconditions: Preconditions, key: BlobKey, caller: Principal) throws -> WriteCondition {
+        var condition = preconditions.writeCondition(.content)
+        condition.onlyCreate = caller.write(key) == .createOnly
+        guard !preconditions.isEmpty || condition.onlyCreate else { return condition }
         let current = try store.record(for: key)
         if current == nil, case .tags = preconditions.ifMatch { throw StoreError.notFound }
-        guard preconditions.writeCondition(.content).holds(for: current) else {
-            throw StoreError.preconditionFailed
-        }
+        if let failure = condition.failure(for: current) { throw failure }
+        return condition
     }
 
     /// How a body comes (PutObject, UploadPart): what verifies it, and its decoded size.

@@ -9,15 +9,15 @@ extension S3Service {
     /// case per operation.
     // long-functions: flat table (one case per operation, nothing else), allowed over 60 lines.
     func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
-                 authorized: Authorized?, requestID: String) throws -> HTTPRequestAction {
+                 authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         if operation.checksVersionAndACLs { try Self.refuseVersionsAndACLs(head, query: query) }
         let bucket = target.bucket ?? ""
         let key = target.key ?? ""
         switch operation {
         case .listBuckets:
-            return .respond(try listBuckets(query: query, requestID: requestID))
+            return .respond(try listBuckets(query: query, caller: caller, requestID: requestID))
         case .createBucket:
-            return try receiveCreateBucket(head, bucket, requestID: requestID)
+            return try receiveCreateBucket(head, bucket, caller: caller, requestID: requestID)
         case .headBucket:
             let found = try requireBucket(bucket)
             return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
@@ -41,7 +41,7 @@ extension S3Service {
             try requireBucket(bucket)
             return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
         case .deleteObjects:
-            return try receiveDeleteObjects(head, bucket: bucket, requestID: requestID)
+            return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource:
             let name = query.first { S3Operation.unsupportedSubresources.contains($0.name) }?.name ?? ""
             if operation != .unsupportedSubresource, let answer = try unconfigured(name, target: target, requestID: requestID) {
@@ -57,24 +57,25 @@ extension S3Service {
         case .createMultipartUpload:
             return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
         case .completeMultipartUpload:
-            return try receiveComplete(head, bucket: bucket, key: key, query: query, requestID: requestID)
+            return try receiveComplete(head, bucket: bucket, key: key, query: query, caller: caller, requestID: requestID)
         case .uploadPart:
-            return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, requestID: requestID)
+            return try receivePart(head, bucket: bucket, key: key, query: query, authorized: authorized, caller: caller,
+                                   requestID: requestID)
         case .listParts:
             return .respond(try listParts(bucket: bucket, key: key, query: query, requestID: requestID))
         case .abortMultipartUpload:
             return .respond(try abortMultipart(bucket: bucket, key: key, query: query, requestID: requestID))
         case .copyObject:
-            return try copyObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+            return try copyObject(head, bucket: bucket, key: key, caller: caller, requestID: requestID)
         case .putObject:
-            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID)
+            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, caller: caller, requestID: requestID)
         case .getObjectAttributes:
             return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
         case .getObjectACL:
             guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
             return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
         case .getObject:
-            return try read(head, bucket: bucket, key: key, query: query, anonymous: authorized == nil && !access.isOpen,
+            return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
         case .deleteObject:
             try deleteObject(try blobKey(bucket, key))

@@ -71,18 +71,17 @@ public final class S3Service: HTTPHandler {
             let target = try Self.target(head.path)
             if case .bucket(let name) = target { bucketName = name }
             if case .object(let name, let key) = target { bucketName = name; objectKey = key }
-            let operation = S3Operation(head, target: target, query: query)
-            let authorized = try authorize(head, query: query, scope: operation.scope(method: head.method),
-                                           presigned: presigned.map { ($0, known) })
-            // The operation sees its own parameters, not the presigned URL's signature.
+            let authorized = try authenticate(head, query: query, presigned: presigned.map { ($0, known) })
+            // The operation sees its own parameters, not the presigned URL's signature; SigV2
+            // presigned URLs may carry header fields (a copy source too) in the query.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
-            if let authorized, authorized.signed == nil, head["Authorization"] == nil {
-                // SigV2 presigned: header fields may travel in the query (a copy source too).
-                let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
-                return try perform(S3Operation(head, target: target, query: parameters), head, query: parameters, target: target,
-                                   authorized: authorized, requestID: requestID)
-            }
-            return try perform(operation, head, query: parameters, target: target, authorized: authorized, requestID: requestID)
+            let sigV2Presigned = authorized != nil && authorized?.signed == nil && head["Authorization"] == nil
+            let effectiveHead = sigV2Presigned ? SigV2.queryFieldsAsHeaders(head, query: parameters) : head
+            let operation = S3Operation(effectiveHead, target: target, query: sigV2Presigned ? parameters : query)
+            let caller = try authorize(authorized, operation.requirement(
+                method: head.method, target: target, prefix: Self.value("prefix", in: parameters).map { Array($0.utf8) } ?? []))
+            return try perform(operation, effectiveHead, query: parameters, target: target, authorized: authorized,
+                               caller: caller, requestID: requestID)
         } catch {
             return .respond(failure(error, head: head, bucket: bucketName, key: objectKey, requestID: requestID))
         }

@@ -59,8 +59,10 @@ extension BlobStore {
     /// stopped (see `Preemptible`), one on another node gives `.uploadBusy`. `bodySize`: the
     /// request's length, when known (a large body is hashed on a second thread). `checksum`:
     /// what this request's bytes must hash to (tus Upload-Checksum), verified at `finish`.
+    /// `onlyCreate`: the caller may only create, so completing the upload never replaces a blob.
     public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil, lifetime: Int64,
-                            bodySize: UInt64? = nil, checksum: UploadAppend.Checksum? = nil) throws(StoreError) -> UploadAppend {
+                            bodySize: UInt64? = nil, checksum: UploadAppend.Checksum? = nil,
+                            onlyCreate: Bool = false) throws(StoreError) -> UploadAppend {
         guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
@@ -94,8 +96,10 @@ extension BlobStore {
             // The append owns the descriptor and releases the claim when it ends.
             let remaining = record.length.map { $0 - offset }
             let expected = [remaining, bodySize].compactMap { $0 }.min()
+            var condition = WriteCondition.always
+            condition.onlyCreate = onlyCreate
             let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher, expected: expected,
-                                      checksum: checksum)
+                                      checksum: checksum, condition: condition)
             holdUpload(id, by: append)
             return append
         } catch {

@@ -9,13 +9,9 @@ import Glibc
 import MicroHTTPD
 import Synchronization
 
-/// What a token may do.
-public enum Scope: String, Sendable, CaseIterable {
-    case read, write, delete
-}
-
-/// Who may do what: bearer tokens from a tokens file, each with scopes. Without a tokens file
-/// every request is allowed. The file can be reloaded (SIGHUP) without dropping connections.
+/// Who may do what: bearer tokens and S3 keys from a tokens file, each with grants, and the
+/// grants of callers without a credential. Without a tokens file every request is allowed. The
+/// file can be reloaded (SIGHUP) without dropping connections.
 public final class AccessPolicy: Sendable {
     /// Why a tokens file was refused.
     public struct TokensFileError: Error, CustomStringConvertible {
@@ -25,23 +21,25 @@ public final class AccessPolicy: Sendable {
     private struct Entry: Sendable {
         /// SHA-256 of the token: comparisons run over fixed-size digests in constant time.
         let digest: [UInt8]
-        let scopes: Set<Scope>
+        let grants: Grants
     }
 
-    /// An S3 access key: its secret (needed to check HMAC signatures) and its scopes.
+    /// An S3 access key: its secret (needed to check HMAC signatures) and its grants.
     public struct S3Key: Sendable {
         public let secret: String
-        public let scopes: Set<Scope>
+        public let grants: Grants
     }
 
     private struct Tokens: Sendable {
         var bearer: [Entry] = []
         var s3: [String: S3Key] = [:]
+        /// `anonymous` lines.
+        var anonymous: [Grant] = []
     }
 
     /// The tokens file, nil when access is open.
     public let tokensFile: String?
-    /// GET, HEAD and the listing need no token.
+    /// `--public-read`: anonymous callers hold `read` (GET, HEAD and listings) on everything.
     public let publicRead: Bool
     /// The proxies whose forwarded client address is believed (`--trusted-proxy`): in open
     /// access an upload counts against that address, not the proxy's.
@@ -77,21 +75,20 @@ public final class AccessPolicy: Sendable {
         tokens.withLock { $0 = fresh }
     }
 
-    /// Throws `.unauthorized` (no or unknown token) or `.forbidden` (token lacks `scope`). A
-    /// request an anonymous caller may make is not authenticated at all (its token is not read).
-    public func authorize(_ head: HTTPRequestHead, for scope: Scope) throws(HTTPError) {
-        guard !allows(.anonymous, scope) else { return }
-        let principal = try BearerAuthenticator(self).authenticate(head)
-        guard principal != .anonymous else { throw .unauthorized("This request needs a bearer token.") }
-        guard allows(principal, scope) else { throw .forbidden(scope.rawValue) }
+    /// The grants of a caller without a credential: everything in open access, else the
+    /// tokens file's `anonymous` lines and `read` with `--public-read`.
+    public var anonymousGrants: Grants {
+        if isOpen { return .everything }
+        let lines = tokens.withLock { $0.anonymous }
+        return Grants(lines + (publicRead ? [Grant(.read)] : []))
     }
 
-    /// The scopes of the bearer token whose SHA-256 is `digest`, nil if unknown. Every entry is
+    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown. Every entry is
     /// compared, whatever matches, so timing does not tell which token is near.
-    func bearerScopes(digest presented: [UInt8]) -> Set<Scope>? {
-        var granted: Set<Scope>?
+    func bearerGrants(digest presented: [UInt8]) -> Grants? {
+        var granted: Grants?
         for entry in tokens.withLock({ $0.bearer }) where Self.constantTimeEqual(entry.digest, presented) {
-            granted = entry.scopes
+            granted = entry.grants
         }
         return granted
     }
@@ -103,29 +100,42 @@ public final class AccessPolicy: Sendable {
         return difference == 0
     }
 
-    /// Parses `TOKEN SCOPE[,SCOPE...]` lines and `s3 ACCESS_KEY_ID SECRET SCOPE[,SCOPE...]` lines
-    /// (S3 access keys; `id` is the access key, `secret` its secret); `#` starts a comment.
-    static func parse(_ text: String) throws(TokensFileError) -> [(token: String, secret: String?, scopes: Set<Scope>)] {
-        var result: [(token: String, secret: String?, scopes: Set<Scope>)] = []
+    /// One line of a tokens file.
+    enum Line: Equatable {
+        /// `TOKEN GRANT[,GRANT...]`: a bearer token.
+        case bearer(token: String, grants: Grants)
+        /// `s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...]`: an S3 access key.
+        case s3(id: String, secret: String, grants: Grants)
+        /// `anonymous GRANT[,GRANT...]`: what callers without a credential may do.
+        case anonymous(Grants)
+    }
+
+    /// Parses a tokens file: `TOKEN GRANTS`, `s3 ACCESS_KEY_ID SECRET GRANTS` and
+    /// `anonymous GRANTS` lines, where GRANTS is `ACTION[:PATTERN]` joined by commas (the old
+    /// scopes `read`, `write`, `delete` are grants on `*`); `#` starts a comment.
+    static func parse(_ text: String) throws(TokensFileError) -> [Line] {
+        var result: [Line] = []
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             if fields.isEmpty { continue }
             let isS3 = fields[0] == "s3" && fields.count == 4
             guard fields.count == 2 || isS3 else {
-                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN SCOPE[,SCOPE...]' or 's3 ACCESS_KEY_ID SECRET SCOPE[,SCOPE...]'")
+                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN GRANT[,GRANT...]', "
+                                      + "'s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...]' or 'anonymous GRANT[,GRANT...]'")
             }
-            var scopes: Set<Scope> = []
-            for name in fields[fields.count - 1].split(separator: ",", omittingEmptySubsequences: false) {
-                guard let scope = Scope(rawValue: String(name)) else {
-                    throw TokensFileError(description: "line \(number + 1): unknown scope '\(name)' (use read, write, delete)")
-                }
-                scopes.insert(scope)
+            let grants: Grants
+            do throws(Grant.ParseError) {
+                grants = try Grants(parsing: fields[fields.count - 1])
+            } catch {
+                throw TokensFileError(description: "line \(number + 1): \(error)")
             }
             if isS3 {
-                result.append((String(fields[1]), String(fields[2]), scopes))
+                result.append(.s3(id: String(fields[1]), secret: String(fields[2]), grants: grants))
+            } else if fields[0] == "anonymous" {
+                result.append(.anonymous(grants))
             } else {
-                result.append((String(fields[0]), nil, scopes))
+                result.append(.bearer(token: String(fields[0]), grants: grants))
             }
         }
         return result
@@ -135,10 +145,11 @@ public final class AccessPolicy: Sendable {
         let data = try read(path)
         var tokens = Tokens()
         for line in try parse(String(decoding: data, as: UTF8.self)) {
-            if let secret = line.secret {
-                tokens.s3[line.token] = S3Key(secret: secret, scopes: line.scopes)
-            } else {
-                tokens.bearer.append(Entry(digest: SHA256Hasher.hash(Array(line.token.utf8)), scopes: line.scopes))
+            switch line {
+            case .s3(let id, let secret, let grants): tokens.s3[id] = S3Key(secret: secret, grants: grants)
+            case .bearer(let token, let grants):
+                tokens.bearer.append(Entry(digest: SHA256Hasher.hash(Array(token.utf8)), grants: grants))
+            case .anonymous(let grants): tokens.anonymous += grants.list
             }
         }
         return tokens

@@ -12,8 +12,8 @@ public enum HTTPError: Error, Equatable, Sendable {
     case methodNotAllowed(allowed: [String])
     /// No token, or an unknown one.
     case unauthorized(String)
-    /// The token lacks the named scope.
-    case forbidden(String)
+    /// The credential's grants do not meet the requirement.
+    case forbidden(AccessRequirement)
     /// The request body's media type is not the one this route takes.
     case unsupportedMediaType(String)
     /// A tus request without `Tus-Resumable: 1.0.0`.

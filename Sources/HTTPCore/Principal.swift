@@ -2,7 +2,7 @@ import BlobStore
 import MicroHTTPD
 
 /// Who makes a request, once its credential checked out: every dialect's authenticator yields
-/// one, and `AccessPolicy.allows` decides what it may do.
+/// one, with its grants, and `Grants.permits` decides what it may do.
 public struct Principal: Sendable, Equatable {
     /// Whose credential it is.
     public enum Identity: Sendable, Equatable {
@@ -15,16 +15,36 @@ public struct Principal: Sendable, Equatable {
     }
 
     public let identity: Identity
-    /// What the credential may do.
-    public let scopes: Set<Scope>
+    /// What the caller may do: the credential's grants and those of every caller.
+    public let grants: Grants
 
-    public init(_ identity: Identity, scopes: Set<Scope>) {
+    public init(_ identity: Identity, grants: Grants) {
         self.identity = identity
-        self.scopes = scopes
+        self.grants = grants
     }
 
-    /// A caller without a credential.
-    public static let anonymous = Principal(.anonymous, scopes: [])
+    /// A caller without a credential, holding `grants`.
+    public static func anonymous(_ grants: Grants) -> Principal {
+        Principal(.anonymous, grants: grants)
+    }
+
+    /// How logs and `/v1/whoami` name the caller: `anonymous`, `token:DIGEST` (the first 16
+    /// bytes of the token's SHA-256, never the token) or `s3:ACCESS_KEY_ID`.
+    public var name: String {
+        switch identity {
+        case .anonymous: "anonymous"
+        case .bearer(let digest): "token:" + digest
+        case .accessKey(let id): "s3:" + id
+        }
+    }
+
+    /// True for a caller without a credential.
+    public var isAnonymous: Bool { identity == .anonymous }
+
+    /// What the caller may do to the key: replace, only create, or nothing.
+    public func write(_ key: BlobKey) -> Grants.WriteAllowance? {
+        grants.write(key: key.rawValue.utf8)
+    }
 }
 
 /// Turns a request's credential into a principal: `.anonymous` when the request carries none
@@ -37,15 +57,24 @@ public protocol Authenticator: Sendable {
 }
 
 extension AccessPolicy {
-    /// The one authorization decision, for every dialect: whether `principal` may do `action`
-    /// on `key` (nil: a bucket, a listing). Without a tokens file anyone may do anything; with
-    /// `--public-read` anyone may read; otherwise a credential's scopes decide. The key is not
-    /// consulted yet: scopes hold for every key.
-    public func allows(_ principal: Principal, _ action: Scope, key: BlobKey? = nil) -> Bool {
-        switch principal.identity {
-        case .anonymous: isOpen || (publicRead && action == .read)
-        case .bearer, .accessKey: principal.scopes.contains(action)
+    /// The principal of a /v1 request, if it may do what `requirement` says; otherwise 401 (no
+    /// credential, or one that does not check out) or 403 (its grants fall short). A credential
+    /// adds to what every caller may do. A request every caller may make goes through even with
+    /// a credential that does not check out, as it did before grants.
+    public func authorize(_ head: HTTPRequestHead, _ requirement: AccessRequirement) throws(HTTPError) -> Principal {
+        let anonymous = anonymousGrants
+        let principal: Principal
+        do throws(HTTPError) {
+            principal = try BearerAuthenticator(self).authenticate(head, adding: anonymous)
+        } catch {
+            if anonymous.permits(requirement) { return .anonymous(anonymous) }
+            throw error
         }
+        guard principal.grants.permits(requirement) else {
+            if principal.isAnonymous { throw .unauthorized("This request needs a bearer token.") }
+            throw .forbidden(requirement)
+        }
+        return principal
     }
 }
 
@@ -59,13 +88,18 @@ public struct BearerAuthenticator: Authenticator {
 
     /// `.anonymous` without an Authorization header; 401 for another scheme or an unknown token.
     public func authenticate(_ head: HTTPRequestHead) throws(HTTPError) -> Principal {
-        guard let header = head["Authorization"] else { return .anonymous }
+        try authenticate(head, adding: access.anonymousGrants)
+    }
+
+    /// The principal, with `anonymous` (what every caller may do) added to its own grants.
+    func authenticate(_ head: HTTPRequestHead, adding anonymous: Grants) throws(HTTPError) -> Principal {
+        guard let header = head["Authorization"] else { return .anonymous(anonymous) }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
         }
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
-        guard let scopes = access.bearerScopes(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
-        return Principal(.bearer(hex(presented.prefix(16))), scopes: scopes)
+        guard let grants = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
+        return Principal(.bearer(hex(presented.prefix(16))), grants: grants.union(anonymous))
     }
 }

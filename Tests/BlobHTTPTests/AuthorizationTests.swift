@@ -1,14 +1,18 @@
+import BlobCore
 import Foundation
 import MicroHTTPD
 import Testing
 @testable import HTTPCore
 
-/// Bearer tokens become a principal, and one function decides what a principal may do.
+/// Bearer tokens become a principal with grants, and one function decides what it may do.
 @Suite struct AuthorizationTests {
-    /// A tokens file with a read-only token and a read-write one, mode 600.
-    static func policy(publicRead: Bool) throws -> AccessPolicy {
+    /// A tokens file with a read-only token, a read-write one, a bucket-scoped one, an S3 key
+    /// and an anonymous line, mode 600.
+    static func policy(publicRead: Bool, anonymous: String? = nil) throws -> AccessPolicy {
         let path = NSTemporaryDirectory() + "blobd-tokens-\(UUID().uuidString)"
-        try "reader read\nwriter read,write\ns3 AKID secret read,delete\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let lines = "reader read\nwriter read,write\nphotos read:photos,create:photos/in/*\ns3 AKID secret read,delete\n"
+            + (anonymous.map { "anonymous \($0)\n" } ?? "")
+        try lines.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         return try AccessPolicy(tokensFile: path, publicRead: publicRead)
@@ -20,12 +24,14 @@ import Testing
                         isStrictlyFramed: true)
     }
 
+    static func key(_ text: String) -> AccessRequirement { .key(.read, Array(text.utf8)) }
+
     @Test func bearerTokensBecomePrincipals() throws {
         let access = try Self.policy(publicRead: false)
         let bearer = BearerAuthenticator(access)
-        #expect(try bearer.authenticate(Self.head(authorization: nil)) == .anonymous)
+        #expect(try bearer.authenticate(Self.head(authorization: nil)) == .anonymous(.none))
         let writer = try bearer.authenticate(Self.head(authorization: "Bearer writer"))
-        #expect(writer.scopes == [.read, .write])
+        #expect(writer.grants == Grants([Grant(.read), Grant(.write)]))
         guard case .bearer(let digest) = writer.identity else { Issue.record("not a bearer principal"); return }
         #expect(digest.count == 32 && digest != "writer")
         #expect(throws: HTTPError.unauthorized("The bearer token is not known.")) {
@@ -36,32 +42,40 @@ import Testing
         }
     }
 
-    @Test func oneDecisionForEveryPrincipal() throws {
-        let closed = try Self.policy(publicRead: false)
-        let publicRead = try Self.policy(publicRead: true)
-        let open = try AccessPolicy(tokensFile: nil, publicRead: false)
-        let reader = Principal(.bearer("r"), scopes: [.read])
-        let key = Principal(.accessKey("AKID"), scopes: [.write])
-        for scope in Scope.allCases {
-            #expect(open.allows(.anonymous, scope))
-            #expect(!closed.allows(.anonymous, scope))
-            #expect(publicRead.allows(.anonymous, scope) == (scope == .read))
-            // A credential's scopes decide, even where anonymous callers may read.
-            #expect(closed.allows(reader, scope) == (scope == .read))
-            #expect(publicRead.allows(key, scope) == (scope == .write))
-        }
+    @Test func anonymousGrantsComeFromTheFileAndPublicRead() throws {
+        #expect(try AccessPolicy(tokensFile: nil, publicRead: false).anonymousGrants == .everything)
+        #expect(try Self.policy(publicRead: false).anonymousGrants == .none)
+        #expect(try Self.policy(publicRead: true).anonymousGrants == Grants([Grant(.read)]))
+        #expect(try Self.policy(publicRead: false, anonymous: "read:pub/docs*").anonymousGrants
+                == Grants([Grant(.read, .prefix(Array("pub/docs".utf8)))]))
+        // A credential holds its own grants and every caller's.
+        let photos = try BearerAuthenticator(try Self.policy(publicRead: false, anonymous: "read:pub"))
+            .authenticate(Self.head(authorization: "Bearer photos"))
+        #expect(photos.grants.permits(Self.key("pub/x")) && photos.grants.permits(Self.key("photos/x")))
+        #expect(!photos.grants.permits(Self.key("other/x")))
     }
 
-    @Test func authorizeKeepsItsAnswers() throws {
-        let access = try Self.policy(publicRead: false)
+    @Test func authorizeAnswers401And403() throws {
+        let access = try Self.policy(publicRead: false, anonymous: "read:pub")
         #expect(throws: HTTPError.unauthorized("This request needs a bearer token.")) {
-            try access.authorize(Self.head(authorization: nil), for: .read)
+            try access.authorize(Self.head(authorization: nil), Self.key("photos/a"))
         }
-        #expect(throws: HTTPError.forbidden("write")) {
-            try access.authorize(Self.head(authorization: "Bearer reader"), for: .write)
+        #expect(try access.authorize(Self.head(authorization: nil), Self.key("pub/a")).isAnonymous)
+        let write = AccessRequirement.key(.write, Array("photos/a".utf8))
+        #expect(throws: HTTPError.forbidden(write)) {
+            try access.authorize(Self.head(authorization: "Bearer reader"), .key(.write, Array("photos/a".utf8)))
         }
-        try access.authorize(Self.head(authorization: "Bearer writer"), for: .write)
-        // Under public read a read is not authenticated: an unknown token does not matter.
-        try Self.policy(publicRead: true).authorize(Self.head(authorization: "Bearer nobody"), for: .read)
+        #expect(throws: HTTPError.forbidden(write)) {
+            try access.authorize(Self.head(authorization: "Bearer photos"), write)
+        }
+        let inbox = AccessRequirement.key(.write, Array("photos/in/a".utf8))
+        let photos = try access.authorize(Self.head(authorization: "Bearer photos"), inbox)
+        #expect(photos.write(try BlobKey("photos/in/a")) == .createOnly)
+        #expect(try access.authorize(Self.head(authorization: "Bearer writer"), write).write(try BlobKey("photos/a")) == .replace)
+        // Where every caller may read, an unknown token does not matter.
+        _ = try Self.policy(publicRead: true).authorize(Self.head(authorization: "Bearer nobody"), Self.key("a/b"))
+        #expect(throws: HTTPError.unauthorized("The bearer token is not known.")) {
+            try access.authorize(Self.head(authorization: "Bearer nobody"), Self.key("photos/a"))
+        }
     }
 }

@@ -55,16 +55,17 @@ import Testing
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/".utf8)) }
     }
 
-    /// The route table, as the Allow header and the scope check see it: one row per route.
+    /// The route table, as the Allow header and the grant check see it: one row per route.
     @Test func routeTable() {
         let table = BlobService.routes.map { route in
-            "\(route.label) " + route.methods.map { "\($0.name):\($0.scope?.rawValue ?? "-")" }.joined(separator: ",")
+            "\(route.label) " + route.methods.map { "\($0.name):\($0.need)" }.joined(separator: ",")
         }
         #expect(table == [
-            "/v1/blobs GET:read,HEAD:read,POST:write",
+            "/v1/blobs GET:read(prefix),HEAD:read(prefix),POST:write(*)",
             "/v1/blobs/{key} GET:read,HEAD:read,PUT:write,DELETE:delete",
-            "/v1/uploads POST:write,OPTIONS:-",
-            "/v1/uploads/{id} HEAD:write,PATCH:write,DELETE:write,OPTIONS:-",
+            "/v1/uploads POST:write(metadata key),OPTIONS:-",
+            "/v1/uploads/{id} HEAD:write(upload's key),PATCH:write(upload's key),DELETE:write(upload's key),OPTIONS:-",
+            "/v1/whoami GET:-",
             "/healthz GET:-,HEAD:-",
             "/readyz GET:-,HEAD:-",
             "/metrics GET:-,HEAD:-",
@@ -106,12 +107,18 @@ import Testing
 
 @Suite struct TokensFileTests {
     @Test func parsesLinesAndComments() throws {
-        let entries = try AccessPolicy.parse("# comment\n\nalpha read\nbeta read,write,delete # all\n\tgamma\tdelete\r\n")
-        #expect(entries.map(\.token) == ["alpha", "beta", "gamma"])
-        #expect(entries.map(\.scopes) == [[.read], [.read, .write, .delete], [.delete]])
+        let entries = try AccessPolicy.parse("# comment\n\nalpha read\nbeta read,write,delete # all\n\tgamma\tdelete:b/p*\r\n"
+                                             + "s3 AKID secret create:b\nanonymous read:pub\n")
+        #expect(entries == [
+            .bearer(token: "alpha", grants: Grants([Grant(.read)])),
+            .bearer(token: "beta", grants: Grants([Grant(.read), Grant(.write), Grant(.delete)])),
+            .bearer(token: "gamma", grants: Grants([Grant(.delete, .prefix(Array("b/p".utf8)))])),
+            .s3(id: "AKID", secret: "secret", grants: Grants([Grant(.create, .bucket("b"))])),
+            .anonymous(Grants([Grant(.read, .bucket("pub"))])),
+        ])
     }
 
-    @Test(arguments: ["alpha", "alpha read write", "alpha admin", "alpha read,,write"])
+    @Test(arguments: ["alpha", "alpha read write", "alpha fly", "alpha read,,write", "alpha read:*x", "anonymous"])
     func rejectsBadLines(_ text: String) {
         #expect(throws: AccessPolicy.TokensFileError.self) { try AccessPolicy.parse(text) }
     }

@@ -16,6 +16,7 @@ import Testing
             (400, 400)
         case .notFound, .uploadNotFound, .bucketNotFound: (404, 404)
         case .preconditionFailed: (412, 412)
+        case .createOnly: (403, 403)
         case .bucketNotEmpty: (409, 409)
         case .insufficientStorage: (507, 507)
         case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .uploadStateInvalid: (500, 500)
@@ -38,7 +39,7 @@ import Testing
     }
 
     static let allStoreErrors: [StoreError] = [
-        .invalidKey("x"), .notFound, .preconditionFailed, .tooLarge(limit: 1), .digestMismatch(expected: [], actual: []),
+        .invalidKey("x"), .notFound, .preconditionFailed, .createOnly, .tooLarge(limit: 1), .digestMismatch(expected: [], actual: []),
         .keyNotContentDigest(actual: []), .insufficientStorage, .uploadNotFound, .uploadExpired, .offsetMismatch(current: 1),
         .uploadBusy, .lengthConflict, .checksumMismatch, .dataDirectoryLocked(path: "/p"), .dataDirectoryIsShared(path: "/p"),
         .io(operation: "fsync", errno: 5), .index(.full), .index(.busy), .index(.unavailable("u")), .index(.corrupt("c")),

@@ -1,3 +1,4 @@
+import BlobCore
 import HTTPCore
 import Testing
 @testable import BlobS3
@@ -111,16 +112,32 @@ import Testing
         #expect(named == Set(S3Operation.allCases))
     }
 
-    /// Each operation's scope is the one the method and target called for before there were
-    /// operations: reads read, deletes (and DeleteObjects) delete, everything else writes.
-    @Test(arguments: rows) func scopes(_ row: Row) {
-        let expected: Scope = switch (row.method, row.target) {
-        case ("GET", _), ("HEAD", _): .read
-        case ("DELETE", _): .delete
-        case ("POST", "/b") where row.query.contains("delete"): .delete
-        default: .write
+    /// What each operation needs of the caller's grants: reads read the key, deletes delete it,
+    /// uploads (and aborting or listing their parts) write it; bucket operations need a grant in
+    /// the bucket, or over all of it to delete or configure it; listings read every key under
+    /// their prefix. CreateBucket decides itself (BucketAlreadyExists or AccessDenied).
+    @Test(arguments: rows) func requirements(_ row: Row) {
+        let key = Array("b/k".utf8)
+        let action: Grant.Action = row.method == "GET" || row.method == "HEAD" ? .read : row.method == "DELETE" ? .delete : .write
+        let expected: AccessRequirement = switch row.operation {
+        case .listBuckets: .someGrant
+        case .createBucket: .nothing
+        case .deleteBucket: .wholeBucket(.delete, "b")
+        case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
+        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects:
+            .bucket("b")
+        case .putBucketACLOrVersioning: .wholeBucket(.admin, "b")
+        case .putObjectACL: .key(.admin, key)
+        case .abortMultipartUpload, .listParts: .key(.write, key)
+        case .unsupportedSubresource, .methodNotAllowed:
+            switch row.shape {
+            case .service: .someGrant
+            case .bucket: .wholeBucket(action, "b")
+            case .object: .key(action, key)
+            }
+        default: .key(action, key)
         }
-        #expect(row.operation.scope(method: row.method) == expected)
+        #expect(row.operation.requirement(method: row.method, target: row.shape, prefix: Array("p".utf8)) == expected)
     }
 
     /// Only the subresource answers skip the version and ACL checks.

@@ -14,7 +14,7 @@ import Testing
             (StoreError.tooManyUploads(limit: 2), .quotaExceeded),
             (StoreError.keyNotContentDigest(actual: []), .badDigest),
             (HTTPError.rangeNotSatisfiable(size: 1), .invalidRange),
-            (HTTPError.forbidden("no"), .accessDenied),
+            (HTTPError.forbidden(.someGrant), .accessDenied),
             (HTTPError.unauthorized("no"), .accessDenied),
             (HTTPError.methodNotAllowed(allowed: ["GET"]), .methodNotAllowed),
             (HTTPError.digestMismatch("differs"), .badDigest),

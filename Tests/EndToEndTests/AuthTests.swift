@@ -146,6 +146,6 @@ import Testing
         chmod(badFile, 0o600)
         let bad = try run(blobdExecutable(), ["--data-dir", dir.path + "/d", "--listen", "127.0.0.1:0", "--tokens-file", badFile], timeout: 30)
         #expect(bad.status == 64)
-        #expect(bad.stderr.contains("unknown scope"))
+        #expect(bad.stderr.contains("line 1: unknown action 'wizard'"))
     }
 }

@@ -1,0 +1,48 @@
+import BlobStore
+import HTTPCore
+import MicroHTTPD
+
+/// What a /v1 request needs of the caller's grants: its route's need, made concrete with the key,
+/// prefix or upload the request names. `Grants.permits` decides (`AccessPolicy.authorize`).
+extension BlobService {
+    func requirement(_ need: V1Route.Need, _ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) -> AccessRequirement {
+        switch need {
+        case .nothing: return .nothing
+        case .anyKey(let action): return .anyKey(action)
+        case .listing: return .listing(Self.listedPrefix(head))
+        case .pathKey(let action):
+            if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }
+            // A path that is no valid key needs a grant on every key; the handler answers 400.
+            guard let key = try? Self.key(raw) else { return .anyKey(action) }
+            return .key(action, key.bytes)
+        case .newUpload(let action):
+            guard let metadata = try? TusHeaders.metadata(head["Upload-Metadata"] ?? ""), let named = metadata["key"] else {
+                return .anyKey(action)
+            }
+            guard let key = try? BlobKey(validating: named) else { return .anyKey(action) }
+            return .key(action, key.bytes)
+        case .upload(let action):
+            // An unknown upload: any grant lets the handler answer 404.
+            guard let upload = try? store.upload(Self.uploadID(raw)) else { return .someGrant }
+            return upload.key.map { .key(action, $0.bytes) } ?? .anyKey(action)
+        }
+    }
+
+    /// The `prefix` query parameter of a listing ("" when absent or not decodable, which the
+    /// listing itself refuses).
+    static func listedPrefix(_ head: HTTPRequestHead) -> [UInt8] {
+        PercentEncoding.decodeQuery(head.query ?? [])?.first { $0.name == "prefix" }?.value ?? []
+    }
+}
+
+extension BlobService {
+    /// GET /v1/whoami: the caller's name and grants (its own and every caller's). A credential
+    /// that does not check out is 401 here, even where anonymous callers may do something.
+    func whoami(_ head: HTTPRequestHead) throws -> HTTPResponse {
+        let caller = try BearerAuthenticator(access).authenticate(head)
+        return Self.jsonResponse(status: 200, .object([
+            ("principal", .string(caller.name)),
+            ("grants", .array(caller.grants.list.map { .string($0.description) })),
+        ]))
+    }
+}
