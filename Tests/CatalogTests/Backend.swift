@@ -142,7 +142,8 @@ extension Backend {
                 CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON blobs FOR EACH ROW EXECUTE FUNCTION refuse()
                 """)
         }
-        return .index(.failed("P0001: refused by the test"))
+        // libpq's whole error message: severity, text, and where the trigger raised it.
+        return .index(.failed("P0001: ERROR:  refused by the test\nCONTEXT:  PL/pgSQL function refuse() line 3 at RAISE"))
     }, openNodes: { count in
         let url = try TestPostgres.running().freshURL()
         return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }
