@@ -18,15 +18,21 @@ public protocol BlobIndex: Sendable {
     /// before returning); `completion` must not block. The read sees every commit acknowledged
     /// before this call. For indexes across a network, so that waiting takes no thread.
     func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void)
-    /// Stores `record` at its key if `condition` holds for the current record (nil when absent);
-    /// fails with `.preconditionFailed` otherwise. In the same transaction, marks the resumable
-    /// upload `completingUpload` (if any) complete at this key. Calls `completion` once the
-    /// outcome is durable, on whichever thread committed it (maybe before returning); it must
-    /// not block. `condition` is evaluated (`WriteCondition.holds`) inside the transaction, once
-    /// per attempt: a shared index evaluates it again when another node changed the key between
-    /// its read and its write. Concurrent commits share one transaction (`GroupCommit`).
-    func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
-                then completion: @escaping (Result<IndexCommit, StoreError>) -> Void)
+    /// Commits `batch` in one transaction, in order, and returns one outcome per request, in
+    /// the batch's order. Each request stores its record at its key if its condition holds
+    /// (`WriteCondition.holds`) for the current record (nil when absent), as left by the
+    /// batch's earlier requests: the second of two requests for one key sees the first. A
+    /// condition that fails fails only its request (`.preconditionFailed`). In the same
+    /// transaction a request marks the resumable upload `completingUpload` (if any) complete at
+    /// its key. Conditions are evaluated inside the transaction, once per attempt: a shared
+    /// index evaluates them again when it runs the transaction again (another node changed a
+    /// key between its read and its write). Durable when this returns. A failure of the
+    /// catalog throws, and then nothing of the batch is stored. `GroupCommit` gathers
+    /// concurrent commits into batches.
+    func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>]
+    /// Runs after the outcomes of each batch of a `GroupCommit` are handed out, off the
+    /// callers' paths (SQLite checkpoints its WAL there). Does nothing by default.
+    func batchAnswered()
     /// Removes the record at `key` if `condition` holds for it; returns the removed record.
     /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
     func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord
@@ -43,7 +49,35 @@ public protocol BlobIndex: Sendable {
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
 }
 
+/// One commit of a batch (`BlobIndex.commit(_:)`): a record, the condition it is stored on, and
+/// the resumable upload it completes, if any.
+public struct CommitRequest: Sendable, Equatable {
+    /// The record to store at its key.
+    public let record: BlobRecord
+    /// The id of the resumable upload this commit marks complete, if any.
+    public let completingUpload: String?
+    /// What must hold for the key's current record.
+    public let condition: WriteCondition
+
+    /// A request to store `record` if `condition` holds, completing `completingUpload`.
+    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition) {
+        self.record = record
+        self.completingUpload = completingUpload
+        self.condition = condition
+    }
+}
+
 extension BlobIndex {
+    /// Nothing to do after a batch.
+    public func batchAnswered() {}
+
+    /// Commits one request as a batch of its own, and returns its outcome.
+    public func commit(_ request: CommitRequest) throws(StoreError) -> IndexCommit {
+        let results = try commit([request])
+        guard results.count == 1, let result = results.first else { throw .index(.failed("no outcome for the commit")) }
+        return try result.get()
+    }
+
     /// An index on the local disk reads at once.
     public func record(for key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
         completion(Result { () throws(StoreError) in try record(for: key) })

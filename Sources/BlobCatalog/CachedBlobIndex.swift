@@ -33,13 +33,12 @@ public final class CachedBlobIndex: BlobIndex {
         return record
     }
 
-    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
-                then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        base.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
-            forget(record.key)
-            completion(result)
-        }
+    public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
+        defer { for request in batch { forget(request.record.key) } }
+        return try base.commit(batch)
     }
+
+    public func batchAnswered() { base.batchAnswered() }
 
     public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
         defer { forget(key) }

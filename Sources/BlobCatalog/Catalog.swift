@@ -24,15 +24,11 @@ public struct CatalogContext: Sendable {
     public let directory: String
     /// Where rows whose key fails validation are reported.
     public let invalidKeys: InvalidKeyRows
-    /// Runs before each group commit's transaction with the batch's records: where the store
-    /// makes durable what every commit of the batch needs once (the folders of their files).
-    public let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
 
-    public init(directory: String, invalidKeys: InvalidKeyRows,
-                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void) {
+    /// The context of a catalog opened for the data directory `directory`.
+    public init(directory: String, invalidKeys: InvalidKeyRows) {
         self.directory = directory
         self.invalidKeys = invalidKeys
-        self.beforeCommit = beforeCommit
     }
 }
 

@@ -22,6 +22,9 @@ public final class BlobStore: Sendable {
     /// The catalog the store was opened with (`migrate-index` reads it whole).
     public let catalog: Catalog
     let index: any BlobIndex
+    /// Concurrent commits into `index`, one transaction a batch; each batch first fsyncs the
+    /// folders of its files (`folderSync`).
+    let commits: GroupCommit
     let uploadIndex: any UploadIndex
     /// The S3 dialect's buckets.
     public let buckets: any BucketIndex
@@ -67,10 +70,10 @@ public final class BlobStore: Sendable {
         self.blobFolders = blobFolders
         let invalidKeys = InvalidKeyRows(logger: logger)
         self.invalidKeys = invalidKeys
-        let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys,
-                                                     beforeCommit: Self.folderSync(blobFolders, in: directory)))
+        let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys))
         self.catalog = catalog
         self.index = catalog.blobs
+        self.commits = GroupCommit(catalog.blobs, beforeBatch: Self.folderSync(blobFolders, in: directory))
         self.uploadIndex = catalog.uploads
         self.buckets = catalog.buckets
         self.multipartIndex = catalog.multipart
@@ -94,7 +97,7 @@ public final class BlobStore: Sendable {
         try FileSystem.makeDirectory(directory + "/uploads")
     }
 
-    /// What runs before each group commit: a new file's folder entry is made durable once per
+    /// What runs before each batch of commits: a new file's folder entry is made durable once per
     /// batch and folder. The folders follow the clock (see `newVersion`), so a batch usually
     /// needs one fsync.
     private static func folderSync(_ blobFolders: BlobFolders, in directory: String)
@@ -259,7 +262,7 @@ public final class BlobStore: Sendable {
     }
 
     /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
-    /// entry is forgotten once the commit is durable. `completion` as in `BlobIndex.commit`.
+    /// entry is forgotten once the commit is durable. `completion` as in `GroupCommit.commit`.
     func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: WriteCondition,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         reached(.beforeLink)
@@ -273,8 +276,8 @@ public final class BlobStore: Sendable {
         case file(String)
     }
 
-    /// Commits the index (which fsyncs the file's folder first, and the WAL), and only then drops
-    /// the `uncommitted` mark. On failure the file leaves `blobs/`.
+    /// Commits the index through the group commit (which fsyncs the file's folder first), and
+    /// only then drops the `uncommitted` mark. On failure the file leaves `blobs/`.
     private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
                         if condition: WriteCondition,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
@@ -286,8 +289,8 @@ public final class BlobStore: Sendable {
             return
         }
         reached(.afterLink)
-        // The index fsyncs the file's folder before the transaction (see `init`).
-        index.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
+        // The group commit fsyncs the file's folder before the transaction (see `init`).
+        commits.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
             switch result {
             case .failure(let error):
                 FileSystem.remove(path(of: record))

@@ -10,26 +10,21 @@ import PostgresClient
 /// commit at once. A commit is decided inside its transaction: the current row is read
 /// `FOR UPDATE` (or, for a new key, inserted with `ON CONFLICT DO NOTHING`, which waits for a
 /// concurrent insert of the same key and then reports it), the condition is evaluated against
-/// it, and only then is the row written. Concurrent commits of one node share a transaction
-/// (`GroupCommit`); with `synchronous_commit` on, COMMIT returns once the WAL is flushed.
+/// it, and only then is the row written. A batch of commits (`GroupCommit` gathers a node's
+/// concurrent commits) shares a transaction; with `synchronous_commit` on, COMMIT returns once
+/// the WAL is flushed.
 public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SharedBookkeeping {
     let pool: PostgresPool
-    private let commits = GroupCommit()
     /// Concurrent point reads share round trips (see `ReadBatch`: a read still sees every
     /// commit acknowledged before it began).
     private let reads: ReadBatch
-    /// Runs before each group commit's transaction with the batch's records (the folders of
-    /// their files are fsynced there).
-    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
     /// Where rows whose key fails validation are reported.
     let invalidKeys: InvalidKeyRows
 
     /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
-    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
-                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
+    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index"))) throws(StoreError) {
         let pool = PostgresPool(url: url, size: connections)
         self.pool = pool
-        self.beforeCommit = beforeCommit
         self.invalidKeys = invalidKeys
         reads = ReadBatch(maxInFlight: 2) { keys throws(StoreError) in
             do throws(PostgresError) {
@@ -51,34 +46,23 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         reads.record(for: key, then: completion)
     }
 
-    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
-                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
-        commits.submit(request, commitBatch: { [self] in commitBatch($0) })
-    }
-
     /// One transaction for the batch: the rows of its keys are read and locked in one statement
     /// (in key order), each commit is decided in turn against what is there (including the
     /// batch's own earlier commits), and the replaced versions go to `garbage` in one statement at
     /// the end. New keys are inserted in the batch's order: two nodes inserting the same new keys
-    /// in opposite orders deadlock, which PostgreSQL detects (40P01), and the transaction runs again.
-    private func commitBatch(_ batch: [CommitRequest]) {
-        do {
-            try beforeCommit(batch.map(\.record))
-            let results = try run { () throws(PostgresError) in
-                try pool.transaction { connection throws(PostgresError) in
-                    var current = try Self.fetchForUpdate(Set(batch.map(\.record.key)).sorted(), in: connection)
-                    var garbage: [String] = []
-                    let results = try batch.map { request throws(PostgresError) in
-                        try Self.apply(request, current: &current, garbage: &garbage, in: connection)
-                    }
-                    try Self.addGarbage(garbage, in: connection)
-                    return results
+    /// in opposite orders deadlock, which PostgreSQL detects (40P01), and the transaction runs
+    /// again (`PostgresPool.transaction`), deciding every condition again.
+    public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                var current = try Self.fetchForUpdate(Set(batch.map(\.record.key)).sorted(), in: connection)
+                var garbage: [String] = []
+                let results = try batch.map { request throws(PostgresError) in
+                    try Self.apply(request, current: &current, garbage: &garbage, in: connection)
                 }
+                try Self.addGarbage(garbage, in: connection)
+                return results
             }
-            for (request, result) in zip(batch, results) { request.result = result }
-        } catch {
-            for request in batch { request.result = .failure(error) }
         }
     }
 
@@ -232,8 +216,7 @@ extension CatalogOpener {
     /// key=value string), with up to `connections` connections from this node.
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
-            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys,
-                                              beforeCommit: context.beforeCommit)
+            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
             return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, node: .shared(index))
         }
     }

@@ -16,8 +16,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     let knownBuckets = Mutex((names: [String: Bucket](), generation: 0))
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     let collected = Mutex<[String]>([])
-    /// Commits waiting for the group-commit leader.
-    private let commits = GroupCommit()
 
     /// Batches committed since the last checkpoint (copying the WAL into the database file).
     /// A checkpoint runs every `batchesPerCheckpoint` batches, after their answers are out,
@@ -28,16 +26,11 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// need one sooner.
     static let backstopCheckpointPages = 4096
 
-    /// Runs before each group commit's transaction with the batch's records: where the caller
-    /// makes durable what every commit of the batch needs once (the folders of their files).
-    private let beforeCommit: @Sendable ([BlobRecord]) throws(StoreError) -> Void
     /// Where rows whose key fails validation are reported.
     let invalidKeys: InvalidKeyRows
 
     /// Opens (creating if needed) the index at `path`.
-    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
-                beforeCommit: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) throws(StoreError) {
-        self.beforeCommit = beforeCommit
+    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index"))) throws(StoreError) {
         self.invalidKeys = invalidKeys
         var configuration = Configuration()
         configuration.prepareDatabase { db in
@@ -70,11 +63,19 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try run { try pool.read { db in try Self.fetch(key, in: db) } }
     }
 
-    /// Group commit (`GroupCommit`): concurrent commits share one transaction, one WAL fsync.
-    public func commit(_ record: BlobRecord, completingUpload: String?, if condition: WriteCondition,
-                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let request = CommitRequest(record: record, completingUpload: completingUpload, condition: condition, completion: completion)
-        commits.submit(request, commitBatch: { [self] in commitBatch($0) }, afterBatch: { [self] in checkpointIfDue() })
+    /// One write transaction (one WAL fsync) for the batch; it also forgets the garbage versions
+    /// whose files are gone. Each request is decided against the rows as the batch's earlier
+    /// requests left them.
+    public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
+        try write { db in
+            try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
+            return try batch.map { request in try Self.apply(request, in: db) }
+        }
+    }
+
+    /// Checkpoints every `batchesPerCheckpoint` batches, after their answers are out.
+    public func batchAnswered() {
+        checkpointIfDue()
     }
 
     /// On the writer connection, so no commit can append meanwhile and the next one starts the
@@ -88,21 +89,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             return true
         }
         if due { _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) } }
-    }
-
-    private func commitBatch(_ batch: [CommitRequest]) {
-        do {
-            try beforeCommit(batch.map(\.record))
-            try pool.write { db in
-                try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
-                for request in batch {
-                    request.result = try Self.apply(request, in: db)
-                }
-            }
-        } catch {
-            let failure = Self.storeError(error)
-            for request in batch { request.result = .failure(failure) }
-        }
     }
 
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
@@ -197,7 +183,7 @@ extension CatalogOpener {
         // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
         // mode, are blobd's only too.
         try FileSystem.open(path, O_RDONLY | O_CREAT).close()
-        let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys, beforeCommit: context.beforeCommit)
+        let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys)
         // The record cache is coherent only while this process is the index's one writer.
         return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, node: .solo(index))
     }

@@ -23,6 +23,10 @@ struct Backend: Sendable, CustomTestStringConvertible {
     /// the blob row at `source` at each of `keys`, and a multipart upload at each. Returns where
     /// the catalog reports rows whose key fails validation.
     let writeRawRows: @Sendable (_ catalog: any Catalog, _ source: BlobKey, _ keys: [[UInt8]]) throws -> InvalidKeyRows
+    /// Makes `catalog`'s storage refuse every write of a blob row at `key` (a trigger raising an
+    /// error, as a full or failing database would refuse it); returns the error the catalog
+    /// reports for it.
+    let refuseWrites: @Sendable (_ catalog: any Catalog, _ key: BlobKey) throws -> StoreError
     /// `count` handles on one new catalog, as that many nodes of a cluster would open it; nil
     /// for a backend that one process owns (SQLite: the data directory's lock).
     var openNodes: (@Sendable (_ count: Int) throws -> [any Catalog])? = nil
@@ -92,6 +96,18 @@ extension Backend {
             }
         }
         return index.invalidKeys
+    }, refuseWrites: { catalog, key in
+        guard let index = catalog as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
+        let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
+        try index.pool.write { db in
+            for event in ["INSERT", "UPDATE"] {
+                try db.execute(sql: """
+                    CREATE TRIGGER refuse_\(event.lowercased()) BEFORE \(event) ON blobs WHEN NEW.key = X'\(hex)'
+                    BEGIN SELECT RAISE(ABORT, 'refused by the test'); END
+                    """)
+            }
+        }
+        return .index(.failed("refused by the test"))
     })
 
     static let postgres = Backend(name: "PostgreSQL", open: {
@@ -113,6 +129,21 @@ extension Backend {
             }
         }
         return index.invalidKeys
+    }, refuseWrites: { catalog, key in
+        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
+        let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
+        try index.pool.transaction { connection throws(PostgresError) in
+            try connection.simple("""
+                CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.key = decode('\(hex)', 'hex') THEN RAISE EXCEPTION 'refused by the test'; END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON blobs FOR EACH ROW EXECUTE FUNCTION refuse()
+                """)
+        }
+        // libpq's whole error message: severity, text, and where the trigger raised it.
+        return .index(.failed("P0001: ERROR:  refused by the test\nCONTEXT:  PL/pgSQL function refuse() line 3 at RAISE"))
     }, openNodes: { count in
         let url = try TestPostgres.running().freshURL()
         return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }
@@ -215,10 +246,24 @@ enum Condition: Sendable, CustomStringConvertible {
     }
 }
 
-extension BlobIndex {
-    /// Commits if `condition` holds, and waits for the outcome.
+extension CommitRequest {
+    /// A request to store `record` if `condition` holds.
+    init(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition) {
+        self.init(record, completingUpload: completingUpload, if: condition.writeCondition)
+    }
+}
+
+extension GroupCommit {
+    /// Commits through the group commit if `condition` holds, and waits for the outcome.
     func commit(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition) throws(StoreError) -> IndexCommit {
         try waitFor { commit(record, completingUpload: completingUpload, if: condition.writeCondition, then: $0) }
+    }
+}
+
+extension BlobIndex {
+    /// Commits if `condition` holds, as a batch of one.
+    func commit(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition) throws(StoreError) -> IndexCommit {
+        try commit(CommitRequest(record, completingUpload: completingUpload, when: condition))
     }
 
     /// Removes the record at `key` if `condition` holds for it.

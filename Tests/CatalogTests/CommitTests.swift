@@ -110,17 +110,22 @@ extension CatalogConformance {
             #expect(garbage.contains(first.version) && !garbage.contains(second.version))
         }
 
-        /// N threads create the same key at once: exactly one wins, the others are refused, and the
-        /// winner's record is the one stored, byte for byte (the candidates differ in every field).
-        @Test(arguments: Backend.all)
-        func concurrentCreateOnlyHasOneWinner(_ backend: Backend) throws {
+        /// N threads create the same key at once, through a `GroupCommit` (batched) and as
+        /// batches of their own (concurrent transactions): exactly one wins, the others are
+        /// refused, and the winner's record is the one stored, byte for byte (the candidates
+        /// differ in every field).
+        @Test(arguments: Backend.all, [true, false])
+        func concurrentCreateOnlyHasOneWinner(_ backend: Backend, grouped: Bool) throws {
             let index = try backend.open()
+            let commits = GroupCommit(index)
             let count = 16
             for round in 0..<3 {
                 let key = try BlobKey("race-\(round)")
                 let candidates = (0..<count).map { distinctCandidate(key, $0) }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try index.commit(candidates[i], when: .createOnly) }
+                    Result { () throws(StoreError) in
+                        grouped ? try commits.commit(candidates[i], when: .createOnly) : try index.commit(candidates[i], when: .createOnly)
+                    }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)

@@ -17,14 +17,17 @@ func distinctCandidate(_ key: BlobKey, _ i: Int) -> BlobRecord {
 }
 
 extension CatalogConformance.Commits {
-    /// Unconditional commits of distinct keys from many threads at once (one group commit or
-    /// several): every one is created and reads back exactly.
+    /// Unconditional commits of distinct keys from many threads at once through a `GroupCommit`
+    /// (one batch or several): every one is created and reads back exactly.
     @Test(arguments: Backend.all)
     func concurrentCommitsOfDistinctKeysAllLand(_ backend: Backend) throws {
         let index = try backend.open()
+        let commits = GroupCommit(index)
         let count = 48
         let records = try (0..<count).map { distinctCandidate(try BlobKey("k/\($0)"), $0) }
-        let outcomes = concurrently(count) { i in Result { () throws(StoreError) in try index.put(records[i]) } }
+        let outcomes = concurrently(count) { i in
+            Result { () throws(StoreError) in try commits.commit(records[i], when: .unconditional) }
+        }
         #expect(outcomes == Array(repeating: .success(.created), count: count))
         for stored in records { #expect(try index.record(for: stored.key) == stored) }
         let sorted = records.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
@@ -33,16 +36,19 @@ extension CatalogConformance.Commits {
         #expect(try index.garbage().isEmpty)
     }
 
-    /// Unconditional commits of one key from many threads at once: one creates it, each other
-    /// replaces exactly one earlier commit (the outcomes form a single chain, none lost or seen
-    /// twice), the last one stays, and every other version is garbage.
+    /// Unconditional commits of one key from many threads at once through a `GroupCommit`: one
+    /// creates it, each other replaces exactly one earlier commit (the outcomes form a single
+    /// chain, none lost or seen twice), the last one stays, and every other version is garbage.
     @Test(arguments: Backend.all)
     func concurrentCommitsOfOneKeyFormOneChain(_ backend: Backend) throws {
         let index = try backend.open()
+        let commits = GroupCommit(index)
         let count = 16
         let key = try BlobKey("same")
         let candidates = (0..<count).map { distinctCandidate(key, $0) }
-        let outcomes = concurrently(count) { i in Result { () throws(StoreError) in try index.put(candidates[i]) } }
+        let outcomes = concurrently(count) { i in
+            Result { () throws(StoreError) in try commits.commit(candidates[i], when: .unconditional) }
+        }
         #expect(outcomes.filter { $0 == .success(.created) }.count == 1)
         let previous = outcomes.compactMap { outcome -> BlobRecord? in
             if case .success(.replaced(let previous)) = outcome { previous } else { nil }
@@ -62,12 +68,15 @@ extension CatalogConformance.Commits {
     @Test(arguments: Backend.all)
     func canonicallyEquivalentKeysAreDistinct(_ backend: Backend) throws {
         let index = try backend.open()
+        let commits = GroupCommit(index)
         let spellings = ["caf\u{E9}", "cafe\u{301}", "\u{C5}", "\u{212B}", "A\u{30A}"]
         let records = try spellings.enumerated().map { distinctCandidate(try BlobKey($1), $0) }
         let outcomes = concurrently(records.count) { i in
-            Result { () throws(StoreError) in try index.commit(records[i], when: .createOnly) }
+            Result { () throws(StoreError) in try commits.commit(records[i], when: .createOnly) }
         }
         #expect(outcomes == Array(repeating: .success(.created), count: records.count))
+        #expect(try index.commit(records.map { CommitRequest($0, when: .createOnly) })
+                == Array(repeating: .failure(.preconditionFailed), count: records.count))
         for stored in records { #expect(try index.record(for: stored.key) == stored) }
         let sorted = records.sorted { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
         #expect(try index.list(prefix: [], after: nil, limit: 10) == sorted)

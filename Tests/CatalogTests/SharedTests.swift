@@ -8,6 +8,7 @@ import Testing
 extension CatalogConformance {
     /// Races between threads of one handle (every backend) and between nodes sharing a catalog
     /// (the backends that allow it): conditions are decided inside the catalog's transaction.
+    /// Each handle commits through a `GroupCommit` of its own, as each node's store does.
     @Suite struct Races {
         /// N threads replace the same version with If-Match at once: exactly one wins (no lost
         /// update), the stored record is the winner's, and the loser's versions are never garbage.
@@ -28,11 +29,12 @@ extension CatalogConformance {
         func createOnlyAcrossNodesHasOneWinner(_ backend: Backend) throws {
             let open = try #require(backend.openNodes)
             let nodes = try open(3)
+            let commits = nodes.map { GroupCommit($0) }
             let count = 12
             for round in 0..<3 {
                 let candidates = try (0..<count).map { _ in try record("race-\(round)") }
                 let outcomes = concurrently(count) { i in
-                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], when: .createOnly) }
+                    Result { () throws(StoreError) in try commits[i % nodes.count].commit(candidates[i], when: .createOnly) }
                 }
                 let winners = outcomes.indices.filter { outcomes[$0] == .success(.created) }
                 #expect(winners.count == 1)
@@ -50,10 +52,11 @@ extension CatalogConformance {
         func conditionEvaluatedOncePerAttemptAcrossNodes(_ backend: Backend) throws {
             let open = try #require(backend.openNodes)
             let nodes = try open(3)
+            let commits = nodes.map { GroupCommit($0) }
             for round in 0..<5 {
                 let candidates = try (0..<12).map { _ in try record("race-\(round)") }
                 let outcomes = concurrently(candidates.count) { i in
-                    Result { () throws(StoreError) in try nodes[i % nodes.count].commit(candidates[i], when: .createOnly) }
+                    Result { () throws(StoreError) in try commits[i % nodes.count].commit(candidates[i], when: .createOnly) }
                 }
                 #expect(outcomes.filter { $0 == .success(.created) }.count == 1)
                 #expect(outcomes.filter { $0 == .failure(.preconditionFailed) }.count == candidates.count - 1)
@@ -78,6 +81,7 @@ extension CatalogConformance {
         @Test(arguments: Backend.all)
         func deleteAndReplaceOfOneVersionHaveOneWinner(_ backend: Backend) throws {
             let nodes = try Self.handles(backend)
+            let commits = nodes.map { GroupCommit($0) }
             let base = try record("contended")
             try nodes[0].put(base)
             let candidates = try (0..<12).map { _ in try record("contended") }
@@ -87,7 +91,7 @@ extension CatalogConformance {
                     if i.isMultiple(of: 2) {
                         _ = try node.remove(base.key, when: .ifMatch([base.version]))
                     } else {
-                        _ = try node.commit(candidates[i], when: .ifMatch([base.version]))
+                        _ = try commits[i % nodes.count].commit(candidates[i], when: .ifMatch([base.version]))
                     }
                 }
             }
@@ -170,13 +174,14 @@ extension CatalogConformance {
         }
 
         static func ifMatchRace(on nodes: [any Catalog]) throws {
+            let commits = nodes.map { GroupCommit($0) }
             let base = try record("contended")
             try nodes[0].put(base)
             let count = 12
             let candidates = try (0..<count).map { _ in try record("contended") }
             let outcomes = concurrently(count) { i in
                 Result { () throws(StoreError) in
-                    try nodes[i % nodes.count].commit(candidates[i], when: .ifMatch([base.version]))
+                    try commits[i % nodes.count].commit(candidates[i], when: .ifMatch([base.version]))
                 }
             }
             let winners = outcomes.indices.filter { outcomes[$0] == .success(.replaced(previous: base)) }
