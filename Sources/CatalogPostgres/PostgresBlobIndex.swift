@@ -75,7 +75,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let record = request.record
         var existing = current[record.key]
         let condition = request.condition
-        guard condition.holds(for: existing) else { return .failure(.preconditionFailed) }
+        if let failure = condition.failure(for: existing) { return .failure(failure) }
         if existing == nil {
             let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
             if inserted.affected == 1 {
@@ -85,7 +85,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             }
             // Another node created the key meanwhile: decide again against its row.
             existing = try fetchForUpdate([record.key], in: connection)[record.key]
-            guard condition.holds(for: existing) else { return .failure(.preconditionFailed) }
+            if let failure = condition.failure(for: existing) { return .failure(failure) }
         }
         guard let previous = existing else { return .failure(.preconditionFailed) }
         try connection.execute(PostgresBlobRow.update, PostgresBlobRow.values(record))
@@ -105,7 +105,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
-                guard condition.holds(for: current) else { return .failure(.preconditionFailed) }
+                if let failure = condition.failure(for: current) { return .failure(failure) }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                 try Self.addGarbage([current.version], in: connection)
                 return .success(current)

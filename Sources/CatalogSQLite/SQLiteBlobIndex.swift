@@ -94,7 +94,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
         let record = request.record
         let current = try fetch(record.key, in: db)
-        guard request.condition.holds(for: current) else { return .failure(.preconditionFailed) }
+        if let failure = request.condition.failure(for: current) { return .failure(failure) }
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
         if let upload = request.completingUpload {
@@ -107,7 +107,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try write { db in
             guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
-            guard condition.holds(for: current) else { return .failure(.preconditionFailed) }
+            if let failure = condition.failure(for: current) { return .failure(failure) }
             try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
             try Self.addGarbage(current.version, in: db)
             return .success(current)

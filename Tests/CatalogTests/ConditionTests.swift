@@ -110,3 +110,28 @@ extension CatalogConformance.Commits {
         #expect(Set(try index.garbage()) == garbage)
     }
 }
+
+extension CatalogConformance.Commits {
+    /// A caller whose grant is `create` (`WriteCondition.onlyCreate`): it creates an absent key,
+    /// is refused `.createOnly` on a present one (which keeps its record and makes no garbage),
+    /// and a failing header condition still answers `.preconditionFailed` first.
+    @Test(arguments: Backend.all)
+    func createOnlyGrantIsDecidedInTheCommit(_ backend: Backend) throws {
+        let index = try backend.open()
+        var onlyCreate = WriteCondition.always
+        onlyCreate.onlyCreate = true
+        let created = try record("grant/new")
+        #expect(try index.commit(CommitRequest(created, if: onlyCreate)) == .created)
+        let present = try Self.present("grant/old")
+        try index.put(present)
+        let replacement = try record("grant/old")
+        let refused = Result { () throws(StoreError) in try index.commit(CommitRequest(replacement, if: onlyCreate)) }
+        #expect(refused == .failure(.createOnly))
+        var headers = WriteCondition.createOnly
+        headers.onlyCreate = true
+        let both = Result { () throws(StoreError) in try index.commit(CommitRequest(replacement, if: headers)) }
+        #expect(both == .failure(.preconditionFailed))
+        #expect(try index.record(for: present.key) == present)
+        #expect(try index.garbage().isEmpty)
+    }
+}
