@@ -53,6 +53,7 @@ extension BlobService {
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
         let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
+                                             contentLanguage: text("content-language"),
                                              typeGuessedFrom: [text("key"), text("filename")].compactMap { $0 }
                                                  .first { MediaTypes.guess($0) != nil })
         if head.hasBody { try requireOffsetStream(head) }

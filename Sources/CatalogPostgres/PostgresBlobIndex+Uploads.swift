@@ -9,25 +9,17 @@ extension PostgresBlobIndex {
 
     public func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError) {
         try insertCounting(owner: owner, limit: limit) { connection throws(PostgresError) in
-            try connection.execute("""
-                INSERT INTO uploads (id, length, "offset", hash_state, metadata, key, content_type, expires, completed_key,
-                                     cache_control, content_disposition, content_encoding, expires_header, user_metadata, owner)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-                """, Self.values(upload) + [Self.optional(owner)])
+            try connection.execute(PostgresUploadRow.insert, PostgresUploadRow.values(upload) + [Self.optional(owner)])
         }
     }
 
     public func upload(_ id: String) throws(StoreError) -> UploadRecord? {
-        try rows("SELECT * FROM uploads WHERE id = $1", [.text(id)]).first.flatMap { Self.upload(from: $0, reportingTo: invalidKeys) }
+        try rows("SELECT * FROM uploads WHERE id = $1", [.text(id)]).first
+            .flatMap { PostgresUploadRow.upload(from: $0, reportingTo: invalidKeys) }
     }
 
     public func save(_ upload: UploadRecord) throws(StoreError) {
-        try execute("""
-            UPDATE uploads SET length = $2, "offset" = $3, hash_state = $4, metadata = $5, key = $6, content_type = $7, expires = $8,
-                completed_key = $9, cache_control = $10, content_disposition = $11, content_encoding = $12, expires_header = $13,
-                user_metadata = $14
-            WHERE id = $1
-            """, Self.values(upload))
+        try execute(PostgresUploadRow.update, PostgresUploadRow.values(upload))
     }
 
     public func removeUpload(_ id: String) throws(StoreError) {
@@ -57,26 +49,5 @@ extension PostgresBlobIndex {
     /// Gives up `node`'s claim on upload `id`.
     public func releaseUpload(_ id: String, node: String) {
         _ = try? execute("DELETE FROM claims WHERE id = $1 AND node = $2", [.text(id), .text(node)])
-    }
-
-    static func values(_ upload: UploadRecord) -> [PostgresValue] {
-        let attributes = upload.attributes
-        return [.text(upload.id), upload.length.map { .int(Int64($0)) } ?? .null, .int(Int64(upload.offset)), .bytes(upload.hashState),
-                .text(upload.metadata), upload.key.map { .bytes($0.bytes) } ?? .null, .text(attributes.contentType), .int(upload.expires),
-                upload.completedKey.map { .bytes($0.bytes) } ?? .null, optional(attributes.cacheControl),
-                optional(attributes.contentDisposition), optional(attributes.contentEncoding), optional(attributes.expires),
-                optional(attributes.userMetadataText)]
-    }
-
-    /// The upload of an `uploads` row; a key or completed key that fails validation is nil, and
-    /// reported to `invalid`.
-    static func upload(from row: PostgresRow, reportingTo invalid: InvalidKeyRows?) -> UploadRecord? {
-        guard let id = row.text("id") else { return nil }
-        return UploadRecord(
-            id: id, length: row.int("length").map { UInt64(max(0, $0)) }, offset: UInt64(max(0, row.int("offset") ?? 0)),
-            hashState: row.bytes("hash_state") ?? [], metadata: row.text("metadata") ?? "",
-            key: row.bytes("key").flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) },
-            attributes: attributes(row, expiresColumn: "expires_header"), expires: row.int("expires") ?? 0,
-            completedKey: row.bytes("completed_key").flatMap { InvalidKeyRows.key($0, in: "uploads", reportingTo: invalid) })
     }
 }

@@ -57,6 +57,9 @@ enum PostgresSchema {
             CREATE INDEX uploads_by_owner ON uploads (owner) WHERE owner IS NOT NULL;
             CREATE INDEX multipart_by_owner ON multipart_uploads (owner) WHERE owner IS NOT NULL;
             """),
+        // The Content-Language a tus upload gives its blob (Upload-Metadata `content-language`),
+        // which was lost across a restart while uploads had no column for it.
+        ("6-upload-content-language", "ALTER TABLE uploads ADD COLUMN content_language text"),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

@@ -104,6 +104,11 @@ extension SQLiteBlobIndex {
                 CREATE INDEX multipart_by_owner ON multipart_uploads (owner) WHERE owner IS NOT NULL;
                 """)
         }
+        // The Content-Language a tus upload gives its blob (Upload-Metadata `content-language`),
+        // which was lost across a restart while uploads had no column for it.
+        migrator.registerMigration("12-upload-content-language") { db in
+            try db.execute(sql: "ALTER TABLE uploads ADD COLUMN content_language TEXT")
+        }
         return migrator
     }
 }

@@ -9,14 +9,7 @@ extension SQLiteBlobIndex {
 
     public func insertMultipart(_ upload: MultipartUpload, owner: String?, limit: Int) throws(StoreError) {
         try insertCounting(owner: owner, limit: limit) { db in
-            try db.execute(sql: """
-                INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                    expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, owner)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [upload.id, Data(upload.key.bytes), upload.attributes.contentType, upload.attributes.cacheControl,
-                                  upload.attributes.contentDisposition, upload.attributes.contentEncoding, upload.attributes.expires,
-                                  upload.attributes.userMetadataText, upload.created, upload.expires, upload.completedETag,
-                                  upload.checksum, upload.attributes.contentLanguage, owner])
+            try db.execute(sql: SQLiteMultipartRow.insert, arguments: SQLiteMultipartRow.arguments(upload) + [owner])
         }
     }
 
@@ -40,7 +33,7 @@ extension SQLiteBlobIndex {
         try run {
             try pool.read { db in
                 try Row.fetchOne(db, sql: "SELECT * FROM multipart_uploads WHERE id = ?", arguments: [id])
-                    .flatMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
+                    .flatMap { SQLiteMultipartRow.upload(from: $0, reportingTo: invalidKeys) }
             }
         }
     }
@@ -51,7 +44,7 @@ extension SQLiteBlobIndex {
             try pool.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT * FROM multipart_uploads WHERE key >= ? AND key < ? AND completed_etag IS NULL ORDER BY key, created
-                    """, arguments: [Data(prefix), Data(upper)]).compactMap { Self.multipart(from: $0, reportingTo: invalidKeys) }
+                    """, arguments: [Data(prefix), Data(upper)]).compactMap { SQLiteMultipartRow.upload(from: $0, reportingTo: invalidKeys) }
             }
         }
     }
@@ -61,24 +54,18 @@ extension SQLiteBlobIndex {
             guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM multipart_uploads WHERE id = ? AND completed_etag IS NULL)",
                                     arguments: [id]) == true else { return .failure(.uploadNotFound) }
             let previous = try Row.fetchOne(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? AND number = ?",
-                                            arguments: [id, part.number]).map(Self.part(from:))
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO multipart_parts (upload, number, size, md5, modified, checksum) VALUES (?, ?, ?, ?, ?, ?)
-                """, arguments: [id, part.number, Int64(part.size), Data(part.md5), part.modified, part.checksum])
+                                            arguments: [id, part.number]).map(SQLiteMultipartRow.part(from:))
+            try db.execute(sql: SQLiteMultipartRow.upsertPart, arguments: SQLiteMultipartRow.arguments(part, of: id))
             return .success(previous)
         }
         return try result.get()
     }
 
-    static func part(from row: Row) -> UploadedPart {
-        UploadedPart(number: row["number"], size: UInt64(max(0, row["size"] as Int64)), md5: Array(row["md5"] as Data),
-                     modified: row["modified"], checksum: row["checksum"])
-    }
-
     public func parts(of id: String) throws(StoreError) -> [UploadedPart] {
         try run {
             try pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number", arguments: [id]).map(Self.part(from:))
+                try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number", arguments: [id])
+                    .map(SQLiteMultipartRow.part(from:))
             }
         }
     }
@@ -101,15 +88,18 @@ extension SQLiteBlobIndex {
         try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM multipart_uploads WHERE expires <= ?", arguments: [now]) } }
     }
 
-    /// The upload of a `multipart_uploads` row; nil, reported to `invalid`, if its key fails validation.
-    static func multipart(from row: Row, reportingTo invalid: InvalidKeyRows?) -> MultipartUpload? {
-        guard let key = InvalidKeyRows.key(row["key"] as Data, in: "multipart_uploads", reportingTo: invalid) else { return nil }
-        return MultipartUpload(
-            id: row["id"], key: key,
-            attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
-                                       contentDisposition: row["content_disposition"], contentEncoding: row["content_encoding"],
-                                       contentLanguage: row["content_language"], expires: row["expires_header"],
-                                       userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
-            created: row["created"], expires: row["expires"], completedETag: row["completed_etag"], checksum: row["checksum"])
+    /// Every unfinished upload with its owner and parts (`migrate-index`).
+    public func exportMultipart() throws(StoreError) -> [(upload: MultipartUpload, owner: String?, parts: [UploadedPart])] {
+        try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM multipart_uploads WHERE completed_etag IS NULL ORDER BY key, created")
+                    .compactMap { row in
+                        guard let upload = SQLiteMultipartRow.upload(from: row, reportingTo: invalidKeys) else { return nil }
+                        let parts = try Row.fetchAll(db, sql: "SELECT * FROM multipart_parts WHERE upload = ? ORDER BY number",
+                                                     arguments: [upload.id]).map(SQLiteMultipartRow.part(from:))
+                        return (upload, row["owner"] as String?, parts)
+                    }
+            }
+        }
     }
 }

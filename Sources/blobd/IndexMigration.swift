@@ -25,9 +25,9 @@ extension BlobStore {
     public static let migratedIndexName = "index.sqlite.migrated"
 
     /// Moves a single-node data directory's SQLite index into the PostgreSQL database at `url`:
-    /// every blob record (version, digests, ETag parts, metadata), bucket, unfinished tus upload
-    /// (offset and hash state) and unfinished multipart upload with its parts. The files stay
-    /// where they are. Offline: it holds the data directory's lock throughout.
+    /// every blob record (version, digests, ETag parts, metadata), bucket, tus upload (offset,
+    /// hash state, attributes, owner) and unfinished multipart upload with its owner and parts.
+    /// The files stay where they are. Offline: it holds the data directory's lock throughout.
     ///
     /// Safe to stop (`shouldStop`, checked between batches of 500) and to run again: what the
     /// database has already is kept. At the end the SQLite index is renamed
@@ -58,15 +58,13 @@ extension BlobStore {
                                       bytesTotal: max(totals.bytes, report.bytes)))
                 after = last.key.bytes
             }
-            // Every upload, finished or not: each has expired by the end of time.
-            var uploads: [UploadRecord] = []
-            for id in try store.catalog.uploads.expiredUploads(now: .max) {
-                if let upload = try store.catalog.uploads.upload(id) { uploads.append(upload) }
+            // Every upload, finished or not, and every unfinished multipart upload with its
+            // parts; each with its owner, whose --max-open-uploads it goes on counting toward.
+            guard let source = store.catalog.uploads as? SQLiteBlobIndex else {
+                throw StoreError.index(.failed("migrate-index reads a single-node (SQLite) index"))
             }
-            var multipart: [(MultipartUpload, [UploadedPart])] = []
-            for upload in try store.catalog.multipart.multipartUploads(prefix: []) {
-                multipart.append((upload, try store.catalog.multipart.parts(of: upload.id)))
-            }
+            let uploads = try source.exportUploads()
+            let multipart = try source.exportMultipart()
             _ = try target.importBatch(records: [], uploads: uploads, multipart: multipart)
             report.uploads = uploads.count
             report.multipartUploads = multipart.count

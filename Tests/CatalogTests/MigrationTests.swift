@@ -34,7 +34,8 @@ extension CatalogConformance {
         }
 
         /// After migrating, what later versions added works on the old rows and new ones:
-        /// every attribute, multipart with checksums, buckets with regions, upload owners.
+        /// every attribute (an upload's Content-Language too), multipart with checksums, buckets
+        /// with regions, upload owners.
         @Test(arguments: Backend.all)
         func firstSchemaTakesEveryLaterColumn(_ backend: Backend) throws {
             let (index, old) = try backend.openFirstSchema()
@@ -56,8 +57,12 @@ extension CatalogConformance {
             var progressed = old.uploads[0]
             progressed.offset += 1
             progressed.attributes.userMetadata = [.init(name: "x", value: "y")]
+            progressed.attributes.contentLanguage = "da"
             try index.save(progressed)
             #expect(try index.upload(progressed.id) == progressed)
+            let fullTus = try fullUpload()
+            try index.insert(fullTus, owner: "o2", limit: 0)
+            #expect(try index.upload(fullTus.id) == fullTus)
         }
 
         /// SQLite only: an index made before migrations were recorded (the tables of "1-tables"

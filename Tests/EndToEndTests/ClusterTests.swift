@@ -378,7 +378,8 @@ struct CephClusterTests {
 struct ClusterToolTests {
     /// A single node's data directory, with blobs, metadata, an S3 bucket and a half-done tus
     /// upload, moved to PostgreSQL: stopped with SIGINT midway, run again, then served by two
-    /// nodes with the same bytes, ETags, digests and metadata, and the upload finished there.
+    /// nodes with the same bytes, ETags, digests and metadata, and the upload finished there
+    /// with its Content-Language; the unfinished uploads keep their owner's places.
     @Test func migrateIndexKeepsEverything() throws {
         let postgres = try PostgresServer()
         let shared = TempDir("blobd-migrate")
@@ -405,6 +406,7 @@ struct ClusterToolTests {
             etags["meta"] = put.header("ETag")
             etags["many/0042"] = try curl(["-I", single.baseURL + "/v1/blobs/many/0042"]).header("ETag")
             let created = try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(data.count)",
+                                    "-H", "Upload-Metadata: content-language \(Data("sv".utf8).base64EncodedString())",
                                     single.baseURL + "/v1/uploads"])
             uploadPath = URL(string: created.header("Location") ?? "")?.path ?? ""
             let patched = try curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
@@ -463,9 +465,13 @@ struct ClusterToolTests {
         let refused = try run(blobdExecutable(), ["--data-dir", dataDir, "--listen", "127.0.0.1:0"], timeout: 30)
         #expect(refused.status != 0 && refused.stderr.contains("--index"), "\(refused.stderr)")
 
-        // Two nodes serve it all.
-        var cluster = try ClusterTests.Cluster(postgres: postgres, dataDirs: [dataDir, dataDir], extra: ["--s3-listen", "127.0.0.1:0"])
+        // Two nodes serve it all. The two unfinished uploads moved with their owner (this
+        // address), whose places under --max-open-uploads they still take.
+        var cluster = try ClusterTests.Cluster(postgres: postgres, dataDirs: [dataDir, dataDir],
+                                               extra: ["--s3-listen", "127.0.0.1:0", "--max-open-uploads", "2"])
         let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let refusedUpload = try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 1", a.baseURL + "/v1/uploads"])
+        #expect(refusedUpload.status == 429, "the moved uploads count toward their owner's limit")
         let meta = try curl([b.baseURL + "/v1/blobs/meta"])
         #expect(meta.text == "kept with metadata" && meta.header("ETag") == etags["meta"])
         #expect(meta.header("Content-Type") == "text/x-kept" && meta.header("Cache-Control") == "max-age=60")
@@ -483,6 +489,9 @@ struct ClusterToolTests {
         #expect(finished.status == 204, "finished on a node, with the saved hash state")
         let whole = try curl([a.baseURL + "/v1/blobs/" + sha256Hex(data)])
         #expect(whole.status == 200 && sha256Hex(whole.body) == sha256Hex(data))
+        #expect(whole.header("Content-Language") == "sv", "the upload's attributes moved with it")
+        let placeFreed = try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 1", a.baseURL + "/v1/uploads"])
+        #expect(placeFreed.status == 201, "finishing the moved upload frees its place")
         let s3 = try curl(["-I", "http://127.0.0.1:\(try #require(b.s3Port))/bucket/object"])
         #expect(s3.status == 200 && s3.header("ETag") == s3ETag, "the S3 object keeps its MD5 ETag")
         let part = try curl(["http://127.0.0.1:\(try #require(a.s3Port))/bucket/parts?partNumber=2"])

@@ -82,6 +82,33 @@ struct Tus {
         #expect(try curl([blobd.baseURL + "/v1/blobs/survivor"]).body == bytes)
     }
 
+    /// The blob a tus upload finishes after a restart has the headers its Upload-Metadata gave
+    /// (Content-Language included, which the index once had no column for).
+    @Test func attributesSurviveRestart() throws {
+        let dir = TempDir()
+        let dataDir = dir.path + "/data"
+        let bytes = testBytes(300_000, seed: 43)
+        var blobd = try BlobdProcess(dataDir: dataDir)
+        var tus = Tus(blobd: blobd)
+        let metadata = ["key": "restarted/notes.txt", "filetype": "text/plain; charset=utf-8", "cache-control": "no-cache",
+                        "content-disposition": "attachment", "content-language": "fr-CA"]
+        let location = try #require(try tus.create(length: bytes.count, metadata: metadata).header("Location"))
+        #expect(try tus.patch(location, offset: 0, Array(bytes[..<100_000])).status == 204)
+        #expect(blobd.stop() == 0)
+
+        blobd = try BlobdProcess(dataDir: dataDir)
+        tus = Tus(blobd: blobd)
+        #expect(try tus.head(location).header("Upload-Offset") == "100000")
+        #expect(try tus.patch(location, offset: 100_000, Array(bytes[100_000...])).status == 204)
+        let blob = try curl([blobd.baseURL + "/v1/blobs/restarted/notes.txt"])
+        #expect(blob.status == 200)
+        #expect(blob.body == bytes)
+        #expect(blob.header("Content-Type") == "text/plain; charset=utf-8")
+        #expect(blob.header("Cache-Control") == "no-cache")
+        #expect(blob.header("Content-Disposition") == "attachment")
+        #expect(blob.header("Content-Language") == "fr-CA")
+    }
+
     @Test func tuspyClientUpload() throws {
         let blobd = try BlobdProcess()
         let dir = TempDir()

@@ -143,6 +143,30 @@ struct Tus {
         #expect(try server.v1.get("/v1/blobs/checked").text == "hellohello")
     }
 
+    /// Upload-Metadata `content-type`, `cache-control`, `content-disposition` and
+    /// `content-language` are the blob's headers; one that is not a field value is refused.
+    @Test(arguments: Mode.selected) func metadataGivesTheBlobItsHeaders(_ mode: Mode) throws {
+        let server = try TestServer(mode)
+        let tus = Tus(client: server.v1)
+        let metadata = ["key": "tus/page.html", "content-type": "text/html; charset=utf-8", "cache-control": "max-age=600",
+                        "content-disposition": "inline; filename=\"page.html\"", "content-language": "de-CH, en"]
+        let location = try #require(try tus.create(length: 5, metadata: metadata).header("Location"))
+        #expect(try tus.patch(location, offset: 0, Array("<p/>\n".utf8)).status == 204)
+        let blob = try server.v1.get("/v1/blobs/tus/page.html")
+        #expect(blob.status == 200)
+        #expect(blob.text == "<p/>\n")
+        #expect(blob.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(blob.header("Cache-Control") == "max-age=600")
+        #expect(blob.header("Content-Disposition") == "inline; filename=\"page.html\"")
+        #expect(blob.header("Content-Language") == "de-CH, en")
+        let plain = try #require(try tus.create(length: 1, metadata: ["key": "tus/plain"]).header("Location"))
+        #expect(try tus.patch(plain, offset: 0, [0x61]).status == 204)
+        #expect(try server.v1.get("/v1/blobs/tus/plain").header("Content-Language") == nil)
+        let refused = try tus.create(length: 1, metadata: ["content-language": "fran\u{E7}ais"])
+        #expect(refused.status == 400)
+        #expect(refused.header("Content-Type") == "application/problem+json")
+    }
+
     @Test(arguments: Mode.selected) func termination(_ mode: Mode) throws {
         let server = try TestServer(mode)
         let tus = Tus(client: server.v1)
