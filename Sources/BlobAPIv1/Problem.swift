@@ -102,6 +102,12 @@ public struct Problem: Equatable, Sendable {
             self.init(error.failureClass, "too-many-uploads", "Too many uploads",
                       "This token (or, without tokens, this client address) has \(limit) unfinished uploads, the most "
                       + "blobd allows (--max-open-uploads); finish or terminate some, or let them expire, first.")
+        case .keyNotFound:
+            self.init(error.failureClass, "not-found", "Not found", "No key has this id.")
+        case .shareNotFound:
+            self.init(error.failureClass, "not-found", "Not found", "No share link has this id.")
+        case .keyConflict(let detail):
+            self.init(error.failureClass, "conflict", "Conflict", "A key with this \(detail) exists already.")
         case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed):
             self.init(error.failureClass, "internal-error", "Internal server error", "The server could not complete the request.")
         }

@@ -6,14 +6,16 @@ public struct Catalog: Sendable {
     public let uploads: any UploadIndex
     public let buckets: any BucketIndex
     public let multipart: any MultipartIndex
+    public let access: any AccessIndex
     public let node: NodeBookkeeping
 
     public init(blobs: any BlobIndex, uploads: any UploadIndex, buckets: any BucketIndex, multipart: any MultipartIndex,
-                node: NodeBookkeeping) {
+                access: any AccessIndex, node: NodeBookkeeping) {
         self.blobs = blobs
         self.uploads = uploads
         self.buckets = buckets
         self.multipart = multipart
+        self.access = access
         self.node = node
     }
 }

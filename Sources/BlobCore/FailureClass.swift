@@ -55,7 +55,8 @@ extension StoreError: ClassifiedFailure {
         case .invalidKey, .digestMismatch, .keyNotContentDigest, .lengthConflict, .checksumMismatch, .invalidPart,
              .invalidPartOrder, .partTooSmall:
             .badRequest
-        case .notFound, .uploadNotFound, .bucketNotFound: .notFound
+        case .notFound, .uploadNotFound, .bucketNotFound, .keyNotFound, .shareNotFound: .notFound
+        case .keyConflict: .conflict
         case .uploadExpired: .gone
         case .preconditionFailed: .preconditionFailed
         case .createOnly: .forbidden

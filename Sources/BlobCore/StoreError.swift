@@ -50,6 +50,12 @@ public enum StoreError: Error, Equatable, Sendable {
     case uploadStateInvalid(id: String, reason: String)
     /// The credential (or client address) has `limit` unfinished uploads already.
     case tooManyUploads(limit: Int)
+    /// No key with this id (keys made at run time).
+    case keyNotFound
+    /// A key with this id, token or access key id exists already; the detail says which.
+    case keyConflict(String)
+    /// No share link with this id.
+    case shareNotFound
 }
 
 /// Why the index failed, by kind: each kind calls for a different answer (507, retry, alarm).
@@ -74,6 +80,9 @@ extension StoreError: CustomStringConvertible {
         case .notFound: "no blob at this key"
         case .preconditionFailed: "precondition failed"
         case .createOnly: "the key exists, and the credential may only create"
+        case .keyNotFound: "no such key"
+        case .keyConflict(let detail): "key conflict: \(detail)"
+        case .shareNotFound: "no such share link"
         case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
         case .digestMismatch: "the body does not match its announced digest"
         case .keyNotContentDigest: "the key is 64 hex digits but not the body's SHA-256"

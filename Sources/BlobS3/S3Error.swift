@@ -164,6 +164,9 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case .tooManyUploads(let limit):
             self.init(.quotaExceeded, "This access key (or, without keys, this client address) has \(limit) unfinished "
                       + "multipart uploads, the most blobd allows (--max-open-uploads); complete or abort some first.")
+        // Keys and share links are /v1's; S3 never looks one up by id.
+        case .keyNotFound, .shareNotFound: self.init(.noSuchKey, "The specified key does not exist.")
+        case .keyConflict(let detail): self.init(.invalidRequest, "A key with this \(detail) exists already.")
         case .index(.busy), .index(.unavailable):
             self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
             headers = [("Retry-After", "1")]

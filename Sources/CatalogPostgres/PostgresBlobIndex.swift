@@ -217,7 +217,7 @@ extension CatalogOpener {
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
             let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
-            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, node: .shared(index))
+            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, node: .shared(index))
         }
     }
 }

@@ -60,6 +60,7 @@ enum PostgresSchema {
         // The Content-Language a tus upload gives its blob (Upload-Metadata `content-language`),
         // which was lost across a restart while uploads had no column for it.
         ("6-upload-content-language", "ALTER TABLE uploads ADD COLUMN content_language text"),
+        ("7-access", PostgresAccessRow.schema),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

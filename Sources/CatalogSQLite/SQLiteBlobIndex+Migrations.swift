@@ -109,6 +109,7 @@ extension SQLiteBlobIndex {
         migrator.registerMigration("12-upload-content-language") { db in
             try db.execute(sql: "ALTER TABLE uploads ADD COLUMN content_language TEXT")
         }
+        migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
         return migrator
     }
 }

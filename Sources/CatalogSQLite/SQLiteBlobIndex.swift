@@ -185,6 +185,7 @@ extension CatalogOpener {
         try FileSystem.open(path, O_RDONLY | O_CREAT).close()
         let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys)
         // The record cache is coherent only while this process is the index's one writer.
-        return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, node: .solo(index))
+        return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, access: index,
+                       node: .solo(index))
     }
 }

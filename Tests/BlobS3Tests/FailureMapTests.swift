@@ -14,7 +14,9 @@ import Testing
         case .invalidKey, .digestMismatch, .keyNotContentDigest, .lengthConflict, .invalidPart, .invalidPartOrder,
              .partTooSmall:
             (400, 400)
-        case .notFound, .uploadNotFound, .bucketNotFound: (404, 404)
+        case .notFound, .uploadNotFound, .bucketNotFound, .keyNotFound, .shareNotFound: (404, 404)
+        // S3 has no key admin: a taken key is an InvalidRequest there.
+        case .keyConflict: (409, 400)
         case .preconditionFailed: (412, 412)
         case .createOnly: (403, 403)
         case .bucketNotEmpty: (409, 409)
@@ -45,6 +47,7 @@ import Testing
         .io(operation: "fsync", errno: 5), .index(.full), .index(.busy), .index(.unavailable("u")), .index(.corrupt("c")),
         .index(.failed("f")), .bucketNotFound, .bucketNotEmpty, .invalidPart(number: 2), .invalidPartOrder,
         .partTooSmall(number: 1), .uploadStateInvalid(id: "i", reason: "r"), .tooManyUploads(limit: 2),
+        .keyNotFound, .keyConflict("token"), .shareNotFound,
     ]
 
     @Test(arguments: allStoreErrors) func storeErrorStatuses(_ error: StoreError) {
@@ -56,12 +59,14 @@ import Testing
     }
 
     /// A store error and the S3 code it becomes are the same kind of failure, but where S3 has
-    /// no such kind (gone, locked, a quota) or calls an upload's offset a bad request.
+    /// no such kind (gone, locked, a quota, a key conflict) or calls an upload's offset a bad request.
     @Test(arguments: allStoreErrors) func s3CodeKeepsTheClass(_ error: StoreError) {
         let mapped = S3Error(error).code.failureClass
         switch error {
         case .uploadExpired: #expect(mapped == .notFound)
         case .offsetMismatch: #expect(mapped == .badRequest)
+        // S3 has no keys of blobd's own to conflict; it never meets one.
+        case .keyConflict: #expect(mapped == .badRequest)
         default: #expect(mapped == error.failureClass)
         }
     }
