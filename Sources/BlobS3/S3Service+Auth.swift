@@ -18,12 +18,15 @@ extension S3Service {
         let secret: String
         /// The key's own grants.
         let grants: Grants
+        /// The catalog key it is, nil for a tokens-file line.
+        let keyID: String?
 
         init(signed: SigV4.Signed?, accessKey: String, key: AccessPolicy.S3Key) {
             self.signed = signed
             self.accessKey = accessKey
             self.secret = key.secret
             self.grants = key.grants
+            self.keyID = key.keyID
         }
     }
 
@@ -45,7 +48,8 @@ extension S3Service {
     func principal(_ authorized: Authorized?) -> Principal {
         let anonymous = access.anonymousGrants
         guard let authorized else { return .anonymous(anonymous) }
-        return Principal(.accessKey(authorized.accessKey), grants: authorized.grants.union(anonymous))
+        let identity: Principal.Identity = authorized.keyID.map { .key($0) } ?? .accessKey(authorized.accessKey)
+        return Principal(identity, grants: authorized.grants.union(anonymous))
     }
 
     /// The caller, if its grants meet `requirement`; AccessDenied otherwise.

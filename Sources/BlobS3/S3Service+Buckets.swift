@@ -11,7 +11,7 @@ extension S3Service {
     /// S3's bucket naming rules: 3–63 of lowercase letters, digits, `.` and `-`, starting and
     /// ending with a letter or digit; no `..`, `.-` or `-.`; not an IPv4 address; none of the
     /// prefixes and suffixes AWS reserves.
-    static func isValidBucketName(_ name: String) -> Bool {
+    public static func isValidBucketName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
         guard (3...63).contains(bytes.count), let first = bytes.first, let last = bytes.last,

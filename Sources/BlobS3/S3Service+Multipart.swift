@@ -11,7 +11,7 @@ extension S3Service {
                          requestID: String) throws -> HTTPResponse {
         let checksum = try MultipartChecksum(head)
         // Counted against the access key, or without one (open access) the client's address.
-        let owner = authorized.map { "s3:" + $0.accessKey } ?? access.addressOwner(head)
+        let owner = authorized.map { $0.keyID.map { "key:" + $0 } ?? "s3:" + $0.accessKey } ?? access.addressOwner(head)
         let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head, key: key),
                                                lifetime: Self.multipartLifetime, checksum: checksum?.stored, owner: owner)
         var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"

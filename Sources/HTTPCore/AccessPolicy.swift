@@ -24,10 +24,12 @@ public final class AccessPolicy: Sendable {
         let grants: Grants
     }
 
-    /// An S3 access key: its secret (needed to check HMAC signatures) and its grants.
+    /// An S3 access key: its secret (needed to check HMAC signatures), its grants, and the id of
+    /// the catalog key it is (nil for a tokens-file line).
     public struct S3Key: Sendable {
         public let secret: String
         public let grants: Grants
+        public var keyID: String? = nil
     }
 
     private struct Tokens: Sendable {
@@ -45,17 +47,24 @@ public final class AccessPolicy: Sendable {
     /// access an upload counts against that address, not the proxy's.
     public let proxies: TrustedProxies
     private let tokens: Mutex<Tokens>
+    /// The keys of the catalog (`/v1/admin/keys`, bootstrap files), once the store is open.
+    public let directory = KeyDirectory()
+    /// Access is closed without a tokens file too (a bootstrap file gives the keys).
+    private let closed: Bool
 
-    /// Loads the tokens file (if any).
-    public init(tokensFile: String?, publicRead: Bool, proxies: TrustedProxies = TrustedProxies()) throws(TokensFileError) {
+    /// Loads the tokens file (if any). `closed`: credentials are needed even without a tokens
+    /// file (a bootstrap file gives keys).
+    public init(tokensFile: String?, publicRead: Bool, proxies: TrustedProxies = TrustedProxies(),
+                closed: Bool = false) throws(TokensFileError) {
         self.tokensFile = tokensFile
         self.publicRead = publicRead
         self.proxies = proxies
+        self.closed = closed
         self.tokens = Mutex(try tokensFile.map(Self.load) ?? Tokens())
     }
 
-    /// Open access: no tokens file.
-    public var isOpen: Bool { tokensFile == nil }
+    /// Open access: no tokens file and no bootstrap file.
+    public var isOpen: Bool { tokensFile == nil && !closed }
 
     /// Number of tokens loaded.
     public var tokenCount: Int { tokens.withLock { $0.bearer.count } }
@@ -63,9 +72,10 @@ public final class AccessPolicy: Sendable {
     /// Number of S3 access keys loaded.
     public var s3KeyCount: Int { tokens.withLock { $0.s3.count } }
 
-    /// The S3 access key `id`, if the tokens file has it.
+    /// The S3 access key `id`: a tokens-file line, else a catalog key that has not expired.
     public func s3Key(_ id: String) -> S3Key? {
-        tokens.withLock { $0.s3[id] }
+        if let line = tokens.withLock({ $0.s3[id] }) { return line }
+        return directory.key(accessKeyID: id).map { S3Key(secret: $0.secretAccessKey, grants: $0.grants, keyID: $0.id) }
     }
 
     /// Reads the tokens file again; on error the tokens in force stay as they were.
@@ -80,17 +90,20 @@ public final class AccessPolicy: Sendable {
     public var anonymousGrants: Grants {
         if isOpen { return .everything }
         let lines = tokens.withLock { $0.anonymous }
-        return Grants(lines + (publicRead ? [Grant(.read)] : []))
+        return Grants(lines + (publicRead ? [Grant(.read)] : []) + directory.anonymous.list)
     }
 
-    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown. Every entry is
-    /// compared, whatever matches, so timing does not tell which token is near.
-    func bearerGrants(digest presented: [UInt8]) -> Grants? {
+    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of
+    /// the catalog key it is (nil for a tokens-file line). Every tokens-file entry is compared,
+    /// whatever matches, so timing does not tell which token is near; catalog keys are found by
+    /// the digest of a random token, which tells nothing of another.
+    func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, keyID: String?)? {
         var granted: Grants?
         for entry in tokens.withLock({ $0.bearer }) where Self.constantTimeEqual(entry.digest, presented) {
             granted = entry.grants
         }
-        return granted
+        if let granted { return (granted, nil) }
+        return directory.key(tokenHash: presented).map { ($0.grants, $0.id) }
     }
 
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -10,8 +10,10 @@ public struct Principal: Sendable, Equatable {
         case anonymous
         /// A bearer token, by the first 16 bytes of its SHA-256 in hex (never the token itself).
         case bearer(String)
-        /// An S3 access key, by its id.
+        /// An S3 access key of the tokens file, by its id.
         case accessKey(String)
+        /// A key of the catalog (made at run time or by a bootstrap file), by its id.
+        case key(String)
     }
 
     public let identity: Identity
@@ -29,12 +31,14 @@ public struct Principal: Sendable, Equatable {
     }
 
     /// How logs and `/v1/whoami` name the caller: `anonymous`, `token:DIGEST` (the first 16
-    /// bytes of the token's SHA-256, never the token) or `s3:ACCESS_KEY_ID`.
+    /// bytes of the token's SHA-256, never the token), `s3:ACCESS_KEY_ID` (tokens-file lines) or
+    /// `key:ID` (keys of the catalog, by token or access key id alike).
     public var name: String {
         switch identity {
         case .anonymous: "anonymous"
         case .bearer(let digest): "token:" + digest
         case .accessKey(let id): "s3:" + id
+        case .key(let id): "key:" + id
         }
     }
 
@@ -99,7 +103,8 @@ public struct BearerAuthenticator: Authenticator {
             throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
         }
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
-        guard let grants = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
-        return Principal(.bearer(hex(presented.prefix(16))), grants: grants.union(anonymous))
+        guard let found = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
+        let identity: Principal.Identity = found.keyID.map { .key($0) } ?? .bearer(hex(presented.prefix(16)))
+        return Principal(identity, grants: found.grants.union(anonymous))
     }
 }

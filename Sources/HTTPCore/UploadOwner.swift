@@ -3,11 +3,12 @@ import MicroHTTPD
 
 /// Whom an upload counts against for `--max-open-uploads`.
 extension AccessPolicy {
-    /// The bearer token of an authorized request (by its digest: the index never holds a
-    /// token), or in open access the client's address.
+    /// The credential of an authorized request (a token by its digest: the index never holds
+    /// a token; a catalog key by its id), or in open access and for anonymous callers the
+    /// client's address.
     public func uploadOwner(_ head: HTTPRequestHead) -> String {
-        if !isOpen, case .bearer(let digest)? = (try? BearerAuthenticator(self).authenticate(head))?.identity {
-            return "token:" + digest
+        if !isOpen, let caller = try? BearerAuthenticator(self).authenticate(head), !caller.isAnonymous {
+            return caller.name
         }
         return addressOwner(head)
     }

@@ -29,7 +29,8 @@ struct Serve: ParsableCommand {
     @Option(help: "HOST:PORT to listen on (a host name, or :PORT for every IPv4 address); port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
     @Option(help: "HOST:PORT for the S3 dialect (path style) over the same store (BLOBD_S3_LISTEN; default off).") var s3Listen: String?
     @Option(help: "Largest blob accepted: bytes, or 10G, 512MiB, 5GB (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
-    @Option(help: "File of 'TOKEN SCOPE[,SCOPE...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
+    @Option(help: "File of 'TOKEN GRANT[,GRANT...]', 's3 ACCESS_KEY_ID SECRET GRANT[,...]' and 'anonymous GRANT[,...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
+    @Option(help: "JSON file of buckets, keys and anonymous grants applied at every start, before listening; closes open access (BLOBD_BOOTSTRAP).") var bootstrap: String?
     @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
     @Option(help: "Worker threads (BLOBD_THREADS; default the number of cores).") var threads: String?
     @Option(help: "How long an idle resumable upload is kept: seconds, or 30m, 24h, 7d (BLOBD_UPLOAD_EXPIRY; default 24h).") var uploadExpiry: String?
@@ -74,7 +75,8 @@ struct Serve: ParsableCommand {
     static func accessPolicy(_ configuration: Configuration) throws -> AccessPolicy {
         do {
             return try AccessPolicy(tokensFile: configuration.tokensFile, publicRead: configuration.publicRead,
-                                    proxies: TrustedProxies(configuration.trustedProxies))
+                                    proxies: TrustedProxies(configuration.trustedProxies),
+                                    closed: configuration.bootstrapFile != nil)
         } catch {
             throw Configuration.Invalid(description: "--tokens-file: \(error)")
         }

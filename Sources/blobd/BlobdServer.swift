@@ -16,7 +16,9 @@ enum BlobdServer {
     static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
+        let plan = configuration.bootstrapFile.map { loadBootstrap($0) }
         let store = openStore(configuration, logger: logger)
+        openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
         let (server, s3Server, commitPools) = startServers(configuration, store: store, access: access, logger: logger)
         // Expired resumable uploads are swept at start and then periodically.
@@ -48,6 +50,33 @@ enum BlobdServer {
             fail("blobd: cannot reach the PostgreSQL index \(PostgresPool.redacted(configuration.indexURL ?? "")): \(message)")
         } catch {
             fail("blobd: cannot open the data directory \(configuration.dataDirectory): \(error)")
+        }
+    }
+
+    /// The bootstrap file, checked; a bad one stops blobd (exit 2) before anything is applied.
+    private static func loadBootstrap(_ path: String) -> BootstrapPlan {
+        do throws(Bootstrap.Invalid) {
+            return try Bootstrap.load(path)
+        } catch {
+            Announcement.write("blobd: --bootstrap \(path): \(error); nothing was applied", level: .critical)
+            exit(2)
+        }
+    }
+
+    /// Applies the bootstrap plan (one transaction), then serves the catalog's keys.
+    private static func openKeys(_ store: BlobStore, access: AccessPolicy, bootstrap plan: BootstrapPlan?, logger: Logger) {
+        do throws(StoreError) {
+            if let plan {
+                try store.catalog.access.applyBootstrap(plan)
+                logger.info("Bootstrap applied", metadata: ["buckets.count": .stringConvertible(plan.buckets.count),
+                                                            "keys.count": .stringConvertible(plan.keys.count)])
+            }
+            try access.directory.attach(store.catalog.access)
+        } catch StoreError.keyConflict(let detail) {
+            Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
+            exit(2)
+        } catch {
+            fail("blobd: cannot read the keys of the index: \(error)")
         }
     }
 

@@ -12,6 +12,8 @@ struct Configuration: Sendable {
     var s3Listen: (host: String, port: UInt16)?
     var maxBlobSize: UInt64?
     var tokensFile: String?
+    /// `--bootstrap`: buckets, keys and anonymous grants applied at every start.
+    var bootstrapFile: String?
     var publicRead = false
     var threads = ProcessInfo.processInfo.activeProcessorCount
     var uploadExpiry = 24 * 3600
@@ -150,6 +152,7 @@ extension Serve {
         if let v = value(s3Listen, "s3-listen"), !v.isEmpty { c.s3Listen = try SettingParsers.listen(v, "s3-listen") }
         if let v = value(maxBlobSize, "max-blob-size") { c.maxBlobSize = try SettingParsers.size(v, "max-blob-size") }
         if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
+        if let v = value(bootstrap, "bootstrap") { c.bootstrapFile = v }
         c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
         if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
