@@ -20,6 +20,10 @@ enum S3Operation: String, Sendable, CaseIterable {
     case getObjectConfiguration
     // Refused: 501 NotImplemented.
     case putBucketACLOrVersioning, putObjectACL, unsupportedSubresource
+    /// DeleteObjects (`POST /BUCKET?delete`) with an unsupported subresource as well: refused
+    /// like any unsupported subresource, but only to a caller with the delete scope DeleteObjects
+    /// needs, so that adding a parameter never lowers the scope a request is checked against.
+    case unsupportedDeleteObjects
     // Refused: 405 MethodNotAllowed.
     case methodNotAllowed
 
@@ -42,6 +46,7 @@ enum S3Operation: String, Sendable, CaseIterable {
             switch (method, target) {
             case ("GET", .bucket): return .getBucketConfiguration
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
+            case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
             }
         }
@@ -94,15 +99,16 @@ enum S3Operation: String, Sendable, CaseIterable {
                              copySource: head["x-amz-copy-source"] != nil)
     }
 
-    /// The scope the operation needs (`AccessPolicy.allows`): a read, a delete (DeleteObjects
-    /// and aborting an upload too), or a write; a refused operation needs its method's.
+    /// The scope the operation needs (`AccessPolicy.allows`): a read, a delete (DeleteObjects,
+    /// with or without an unsupported subresource, and aborting an upload too), or a write; a
+    /// refused operation needs its method's.
     func scope(method: String) -> Scope {
         switch self {
         case .listBuckets, .headBucket, .listObjects, .listMultipartUploads, .getBucketLocation, .getBucketVersioning,
              .getBucketACL, .getBucketConfiguration, .getObject, .getObjectACL, .getObjectAttributes,
              .getObjectConfiguration, .listParts:
             .read
-        case .deleteBucket, .deleteObject, .deleteObjects, .abortMultipartUpload:
+        case .deleteBucket, .deleteObject, .deleteObjects, .abortMultipartUpload, .unsupportedDeleteObjects:
             .delete
         case .createBucket, .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload,
              .putBucketACLOrVersioning, .putObjectACL:
@@ -116,7 +122,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// (everything but the subresources answered or refused above them).
     var checksVersionAndACLs: Bool {
         switch self {
-        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource: false
+        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects: false
         default: true
         }
     }

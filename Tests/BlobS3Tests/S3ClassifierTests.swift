@@ -65,6 +65,9 @@ import Testing
         Row("GET", "/b", ["torrent"], .getBucketConfiguration),
         Row("GET", "/b", ["acl", "tagging"], .getBucketConfiguration),
         Row("POST", "/b", ["delete"], .deleteObjects),
+        Row("POST", "/b", ["delete", "tagging"], .unsupportedDeleteObjects),
+        Row("POST", "/b", ["lifecycle", "delete"], .unsupportedDeleteObjects),
+        Row("POST", "/b", ["tagging"], .unsupportedSubresource),
         Row("POST", "/b", .methodNotAllowed),
         Row("PATCH", "/b", .methodNotAllowed),
         // Objects.
@@ -95,6 +98,8 @@ import Testing
         Row("GET", "/b/k", ["uploadId"], .listParts),
         Row("GET", "/b/k", ["uploadId", "attributes"], .listParts),
         Row("DELETE", "/b/k", ["uploadId"], .abortMultipartUpload),
+        Row("DELETE", "/b/k", ["uploadId", "tagging"], .unsupportedSubresource),
+        Row("POST", "/b/k", ["uploads", "tagging"], .unsupportedSubresource),
         Row("POST", "/b/k", .methodNotAllowed),
         Row("POST", "/b/k", ["delete"], .methodNotAllowed),
         Row("OPTIONS", "/b/k", .methodNotAllowed),
@@ -126,6 +131,35 @@ import Testing
     /// Only the subresource answers skip the version and ACL checks.
     @Test func subresourcesSkipTheWriteChecks() {
         let skipping = S3Operation.allCases.filter { !$0.checksVersionAndACLs }
-        #expect(Set(skipping) == [.getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource])
+        #expect(Set(skipping) == [.getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource,
+                                  .unsupportedDeleteObjects])
+    }
+
+    /// An unsupported subresource added to any request never changes the scope it is checked
+    /// against: every method, target, copy source and combination of the parameters that select
+    /// an operation, with each unsupported subresource, needs the scope it needs without one.
+    @Test func unsupportedSubresourcesKeepTheScope() {
+        let selecting = ["uploads", "uploadId", "delete", "acl", "versioning", "location", "attributes", "partNumber"]
+        let targets: [S3Service.Target] = [.service, .bucket("b"), .object(bucket: "b", key: "k")]
+        var checked = 0
+        for method in ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH"] {
+            for target in targets {
+                for mask in 0..<(1 << selecting.count) {
+                    let base = selecting.indices.filter { mask & (1 << $0) != 0 }.map { selecting[$0] }
+                    for copySource in [false, true] {
+                        let plain = S3Operation.classify(method: method, target: target, parameters: base, copySource: copySource)
+                        for extra in S3Operation.unsupportedSubresources {
+                            let with = S3Operation.classify(method: method, target: target, parameters: base + [extra],
+                                                            copySource: copySource)
+                            if with.scope(method: method) != plain.scope(method: method) {
+                                Issue.record("\(method) \(target) \(base + [extra]): \(with) needs another scope than \(plain)")
+                            }
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 6 * 3 * 256 * 2 * S3Operation.unsupportedSubresources.count)
     }
 }
