@@ -51,10 +51,15 @@ extension S3Service {
             if access.allows(.anonymous, scope) { return nil }
             throw S3Error(.accessDenied, "Anonymous access is not allowed; sign the request with an access key.")
         }
+        try require(scope, of: authorized)
+        return authorized
+    }
+
+    /// AccessDenied unless the signing key may do `scope`.
+    func require(_ scope: Scope, of authorized: Authorized) throws(S3Error) {
         guard access.allows(authorized.principal, scope) else {
             throw S3Error(.accessDenied, "The access key lacks the '\(scope.rawValue)' scope.")
         }
-        return authorized
     }
 
     /// The signature's access key, once the signature checked out; nil for an unsigned request.

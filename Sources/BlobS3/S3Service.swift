@@ -77,10 +77,12 @@ public final class S3Service: HTTPHandler {
             // The operation sees its own parameters, not the presigned URL's signature.
             let parameters = known?.parameters ?? SigV4.operationParameters(query)
             if let authorized, authorized.signed == nil, head["Authorization"] == nil {
-                // SigV2 presigned: header fields may travel in the query (a copy source too).
+                // SigV2 presigned: header fields may travel in the query (a copy source too), and
+                // the operation they make is authorized too.
                 let head = SigV2.queryFieldsAsHeaders(head, query: parameters)
-                return try perform(S3Operation(head, target: target, query: parameters), head, query: parameters, target: target,
-                                   authorized: authorized, requestID: requestID)
+                let operation = S3Operation(head, target: target, query: parameters)
+                try require(operation.scope(method: head.method), of: authorized)
+                return try perform(operation, head, query: parameters, target: target, authorized: authorized, requestID: requestID)
             }
             return try perform(operation, head, query: parameters, target: target, authorized: authorized, requestID: requestID)
         } catch {
