@@ -1,3 +1,4 @@
+import ArgumentParser
 import BlobStore
 import Foundation
 import Synchronization
@@ -65,6 +66,27 @@ final class ProgressReporter {
         if total >= 3600 { return "\(total / 3600)h\(String(format: "%02d", total % 3600 / 60))m" }
         if total >= 60 { return "\(total / 60)m\(String(format: "%02d", total % 60))s" }
         return "\(total)s"
+    }
+}
+
+/// Runs the work of long command `name` (fsck, migrate-index): Ctrl-C and SIGTERM ask it to
+/// stop (`shouldStop`), its progress shows on stderr and is ended before anything else is
+/// printed. A failure is one line, `blobd NAME: …` (`context` after the error), and exit 2;
+/// a data directory held by a running blobd is said so.
+func runLongCommand<Report>(_ name: String, _ configuration: Configuration, context: String = "",
+                            _ work: (_ progress: @escaping (WorkProgress) -> Void,
+                                     _ shouldStop: @escaping () -> Bool) throws -> Report) throws -> Report {
+    stopOnInterrupt()
+    let progress = ProgressReporter(name, logInterval: configuration.progressInterval)
+    do {
+        defer { progress.finish() }
+        return try work(progress.update, { interruptRequested.load(ordering: .relaxed) })
+    } catch StoreError.dataDirectoryLocked(let path) {
+        printError("blobd \(name): the data directory \(path) is in use by a running blobd; stop it first")
+        throw ExitCode(2)
+    } catch {
+        printError("blobd \(name): \(error)\(context)")
+        throw ExitCode(2)
     }
 }
 
