@@ -104,6 +104,16 @@ public final class S3Service: HTTPHandler {
         query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
     }
 
+    /// A page size (`max-keys`, `max-uploads`, `max-parts`): 1000 when `text` is absent, else a
+    /// whole number of at least `least`, of which at most 1000 are given.
+    static func pageSize(_ name: String, _ text: String?, least: Int = 0) throws(S3Error) -> Int {
+        guard let text else { return 1000 }
+        guard let number = Int(text), number >= least else {
+            throw S3Error(.invalidArgument, "\(name) must be a \(least > 0 ? "positive" : "non-negative") integer.")
+        }
+        return min(number, 1000)
+    }
+
     /// The one way an S3 error becomes a response: counted, logged when it is the server's fault.
     func failure(_ error: S3Error, head: HTTPRequestHead, requestID: String) -> HTTPResponse {
         metrics.recordError(kind: "s3-" + error.code.rawValue)
@@ -114,7 +124,7 @@ public final class S3Service: HTTPHandler {
     }
 
     public func shutdownResponse() -> HTTPResponse {
-        var error = S3Error(.serviceUnavailable, "blobd is shutting down; the request may or may not have taken effect. Retry it.")
+        var error = S3Error(.serviceUnavailable, HTTPError.shutdownNotice)
         error.headers = [("Connection", "close"), ("Retry-After", "1")]
         return error.response(requestID: RequestID.next(), head: false)
     }
