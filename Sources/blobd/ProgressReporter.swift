@@ -95,12 +95,18 @@ let interruptRequested = Atomic<Bool>(false)
 
 /// Makes Ctrl-C (and SIGTERM) ask a long command to stop cleanly instead of killing it.
 func stopOnInterrupt() {
-    var signals = sigset_t()
-    sigemptyset(&signals)
     for signalNumber in [SIGINT, SIGTERM] {
         signal(signalNumber) { _ in interruptRequested.store(true, ordering: .relaxed) }
-        sigaddset(&signals, signalNumber)
     }
     // A parent may have started this process with them blocked (the mask is inherited).
+    var signals = signalSet([SIGINT, SIGTERM])
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+}
+
+/// The set of signals `numbers`, for pthread_sigmask and sigwait.
+func signalSet(_ numbers: [Int32]) -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for number in numbers { sigaddset(&set, number) }
+    return set
 }
