@@ -59,7 +59,7 @@ public final class BlobService: HTTPHandler {
     /// A request whose commit has not answered when the server stops: 503, try again. The
     /// commit may still finish; a client that retries a PUT stores the same bytes again.
     public func shutdownResponse() -> HTTPResponse {
-        var response = failure(HTTPError.unavailable("blobd is shutting down; the request may or may not have taken effect. Retry it."))
+        var response = failure(HTTPError.unavailable(HTTPError.shutdownNotice))
         response.headers.append(("Connection", "close"))
         return response
     }

@@ -21,6 +21,10 @@ enum S3Operation: String, Sendable, CaseIterable {
     case getObjectConfiguration
     // Refused: 501 NotImplemented.
     case putBucketACLOrVersioning, putObjectACL, unsupportedSubresource
+    /// DeleteObjects (`POST /BUCKET?delete`) with an unsupported subresource as well: refused
+    /// like any unsupported subresource, but only to a caller with the delete scope DeleteObjects
+    /// needs, so that adding a parameter never lowers the scope a request is checked against.
+    case unsupportedDeleteObjects
     // Refused: 405 MethodNotAllowed.
     case methodNotAllowed
 
@@ -43,6 +47,7 @@ enum S3Operation: String, Sendable, CaseIterable {
             switch (method, target) {
             case ("GET", .bucket): return .getBucketConfiguration
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
+            case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
             }
         }
@@ -95,6 +100,21 @@ enum S3Operation: String, Sendable, CaseIterable {
                              copySource: head["x-amz-copy-source"] != nil)
     }
 
+    /// What a request needs of the caller's grants. A request refused for an unsupported
+    /// subresource (501) needs what the same request without it needs, so that the answer a
+    /// caller gets (403 or 501) never depends on a subresource it adds.
+    static func requirement(of operation: S3Operation, method: String, target: S3Service.Target, parameters: [String],
+                            copySource: Bool, prefix: [UInt8] = []) -> AccessRequirement {
+        switch operation {
+        case .unsupportedSubresource, .unsupportedDeleteObjects:
+            let plain = classify(method: method, target: target, parameters: parameters.filter { !unsupportedSubresources.contains($0) },
+                                 copySource: copySource)
+            return plain.requirement(method: method, target: target, prefix: prefix)
+        default:
+            return operation.requirement(method: method, target: target, prefix: prefix)
+        }
+    }
+
     /// What the operation needs of the caller's grants (`Grants.permits`), given what it names
     /// and, for a listing, its prefix. CreateBucket needs nothing here: it answers
     /// BucketAlreadyExists or AccessDenied itself; DeleteObjects decides per key.
@@ -104,7 +124,9 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch self {
         case .listBuckets: return .someGrant
         case .createBucket: return .nothing
-        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects:
+        // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
+        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
+             .unsupportedDeleteObjects:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
@@ -130,7 +152,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// (everything but the subresources answered or refused above them).
     var checksVersionAndACLs: Bool {
         switch self {
-        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource: false
+        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects: false
         default: true
         }
     }

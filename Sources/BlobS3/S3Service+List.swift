@@ -40,12 +40,7 @@ extension S3Service {
             if let encoding = value("encoding-type"), encoding != "url" {
                 throw S3Error(.invalidArgument, "Invalid Encoding Method specified in Request")
             }
-            var maxKeys = 1000
-            if let text = value("max-keys") {
-                guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-keys must be a non-negative integer.") }
-                maxKeys = min(number, 1000)
-            }
-            self.maxKeys = maxKeys
+            maxKeys = try S3Service.pageSize("max-keys", value("max-keys"))
             var after: String?
             if v2 {
                 if let token = value("continuation-token") {

@@ -115,11 +115,7 @@ extension S3Service {
     func listParts(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
         let upload = try multipartUpload(bucket, key, query)
         let marker = Self.value("part-number-marker", in: query).flatMap { Int($0) } ?? 0
-        var maxParts = 1000
-        if let text = Self.value("max-parts", in: query) {
-            guard let number = Int(text), number > 0 else { throw S3Error(.invalidArgument, "max-parts must be a positive integer.") }
-            maxParts = min(number, 1000)
-        }
+        let maxParts = try Self.pageSize("max-parts", Self.value("max-parts", in: query), least: 1)
         let all = try store.parts(of: upload.id).filter { $0.number > marker }
         let checksum = MultipartChecksum(stored: upload.checksum)
         let page = all.prefix(maxParts)
@@ -148,11 +144,7 @@ extension S3Service {
         let delimiter = value("delimiter").flatMap { $0.isEmpty ? nil : $0 }
         let keyMarker = value("key-marker") ?? ""
         let uploadIDMarker = keyMarker.isEmpty ? "" : value("upload-id-marker") ?? ""
-        var maxUploads = 1000
-        if let text = value("max-uploads") {
-            guard let number = Int(text), number >= 0 else { throw S3Error(.invalidArgument, "max-uploads must be a non-negative integer.") }
-            maxUploads = min(number, 1000)
-        }
+        let maxUploads = try Self.pageSize("max-uploads", value("max-uploads"))
         let urlEncoded = value("encoding-type") == "url"
         func encoded(_ text: String) -> String {
             urlEncoded ? PercentEncoding.encodeComponent(text.utf8).replacingOccurrences(of: "%2F", with: "/") : text

@@ -42,9 +42,10 @@ extension S3Service {
             return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
         case .deleteObjects:
             return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
-        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource:
+        case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects:
             let name = query.first { S3Operation.unsupportedSubresources.contains($0.name) }?.name ?? ""
-            if operation != .unsupportedSubresource, let answer = try unconfigured(name, target: target, requestID: requestID) {
+            let answers = operation == .getBucketConfiguration || operation == .getObjectConfiguration
+            if answers, let answer = try unconfigured(name, target: target, requestID: requestID) {
                 return .respond(answer)
             }
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(name)'.")

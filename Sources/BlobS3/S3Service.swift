@@ -78,8 +78,10 @@ public final class S3Service: HTTPHandler {
             let sigV2Presigned = authorized != nil && authorized?.signed == nil && head["Authorization"] == nil
             let effectiveHead = sigV2Presigned ? SigV2.queryFieldsAsHeaders(head, query: parameters) : head
             let operation = S3Operation(effectiveHead, target: target, query: sigV2Presigned ? parameters : query)
-            let caller = try authorize(authorized, operation.requirement(
-                method: head.method, target: target, prefix: Self.value("prefix", in: parameters).map { Array($0.utf8) } ?? []))
+            let caller = try authorize(authorized, S3Operation.requirement(
+                of: operation, method: head.method, target: target, parameters: parameters.map(\.name),
+                copySource: effectiveHead["x-amz-copy-source"] != nil,
+                prefix: Self.value("prefix", in: parameters).map { Array($0.utf8) } ?? []))
             return try perform(operation, effectiveHead, query: parameters, target: target, authorized: authorized,
                                caller: caller, requestID: requestID)
         } catch {
@@ -101,6 +103,16 @@ public final class S3Service: HTTPHandler {
         query.first { $0.name == name }.map { String(decoding: $0.value, as: UTF8.self) }
     }
 
+    /// A page size (`max-keys`, `max-uploads`, `max-parts`): 1000 when `text` is absent, else a
+    /// whole number of at least `least`, of which at most 1000 are given.
+    static func pageSize(_ name: String, _ text: String?, least: Int = 0) throws(S3Error) -> Int {
+        guard let text else { return 1000 }
+        guard let number = Int(text), number >= least else {
+            throw S3Error(.invalidArgument, "\(name) must be a \(least > 0 ? "positive" : "non-negative") integer.")
+        }
+        return min(number, 1000)
+    }
+
     /// The one way an S3 error becomes a response: counted, logged when it is the server's fault.
     func failure(_ error: S3Error, head: HTTPRequestHead, requestID: String) -> HTTPResponse {
         metrics.recordError(kind: "s3-" + error.code.rawValue)
@@ -111,7 +123,7 @@ public final class S3Service: HTTPHandler {
     }
 
     public func shutdownResponse() -> HTTPResponse {
-        var error = S3Error(.serviceUnavailable, "blobd is shutting down; the request may or may not have taken effect. Retry it.")
+        var error = S3Error(.serviceUnavailable, HTTPError.shutdownNotice)
         error.headers = [("Connection", "close"), ("Retry-After", "1")]
         return error.response(requestID: RequestID.next(), head: false)
     }

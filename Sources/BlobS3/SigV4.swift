@@ -333,14 +333,7 @@ enum SigV4 {
         guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8),
               let hour = number(9..<11), let minute = number(11..<13), let second = number(13..<15),
               (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        // Days from the civil date (H. Hinnant's days_from_civil).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        return days * 86_400 + hour * 3600 + minute * 60 + second
+        return HTTPDate.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
     /// Appends a header value with its leading and trailing spaces dropped and every run of

@@ -143,25 +143,17 @@ extension BlobStore {
     /// Removes multipart uploads past their expiry (and completed ones past theirs); returns how many.
     @discardableResult
     public func removeExpiredMultipartUploads() -> Int {
-        let ids: [String]
-        do {
-            ids = try multipartIndex.expiredMultipartUploads(now: Int64(time(nil)))
-        } catch {
-            logger.error("Cannot list expired multipart uploads", metadata: ["error": "\(error)"])
-            ids = []
-        }
-        var removed = 0
-        for id in ids {
+        let removed = sweepExpired("multipart upload", { () throws(StoreError) in
+            try multipartIndex.expiredMultipartUploads(now: Int64(time(nil)))
+        }) { id throws(StoreError) in
+            // nil: gone meanwhile, or a row whose key fails validation (the index reports it).
+            guard let upload = try multipartIndex.multipart(id) else { return false }
             do throws(StoreError) {
-                // nil: gone meanwhile, or a row whose key fails validation (the index reports it).
-                guard let upload = try multipartIndex.multipart(id) else { continue }
                 try abortMultipart(upload)
-                removed += 1
             } catch .uploadBusy {
-                continue  // a part is arriving: a later sweep removes it
-            } catch {
-                logger.error("Cannot remove an expired multipart upload", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+                return false  // a part is arriving: a later sweep removes it
             }
+            return true
         }
         // Part files whose upload is gone or completed: left by a crash between the index
         // update and the unlink. (Every upload's row exists before any of its part files.)

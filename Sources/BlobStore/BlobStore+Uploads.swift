@@ -119,26 +119,38 @@ extension BlobStore {
     /// Removes uploads idle past their expiry; returns how many.
     @discardableResult
     public func removeExpiredUploads() -> Int {
+        let removed = sweepExpired("upload", { () throws(StoreError) in try uploadIndex.expiredUploads(now: Int64(time(nil))) }) {
+            id throws(StoreError) in
+            // One busy (an append or termination in progress) goes at a later sweep.
+            guard try claimUpload(id) else { return false }
+            defer { releaseUpload(id) }
+            try removeUpload(id)
+            return true
+        }
+        if removed > 0 { logger.info("Removed expired uploads", metadata: ["count": "\(removed)"]) }
+        return removed
+    }
+
+    /// One expiry sweep of a `kind` of upload: each id `expired` lists goes by `remove`, which
+    /// answers false for one left to a later sweep. A failure to list ends the sweep, a failure
+    /// to remove one is logged and the sweep goes on. Returns how many were removed.
+    func sweepExpired(_ kind: String, _ expired: () throws(StoreError) -> [String],
+                      remove: (String) throws(StoreError) -> Bool) -> Int {
         let ids: [String]
-        do {
-            ids = try uploadIndex.expiredUploads(now: Int64(time(nil)))
+        do throws(StoreError) {
+            ids = try expired()
         } catch {
-            logger.error("Cannot list expired uploads", metadata: ["error": "\(error)"])
+            logger.error("Cannot list expired \(kind)s", metadata: ["error": "\(error)"])
             return 0
         }
         var removed = 0
         for id in ids {
-            do {
-                // One busy (an append or termination in progress) goes at a later sweep.
-                guard try claimUpload(id) else { continue }
-                defer { releaseUpload(id) }
-                try removeUpload(id)
-                removed += 1
+            do throws(StoreError) {
+                if try remove(id) { removed += 1 }
             } catch {
-                logger.error("Cannot remove an expired upload", metadata: ["upload.id": "\(id)", "error": "\(error)"])
+                logger.error("Cannot remove an expired \(kind)", metadata: ["upload.id": "\(id)", "error": "\(error)"])
             }
         }
-        if removed > 0 { logger.info("Removed expired uploads", metadata: ["count": "\(removed)"]) }
         return removed
     }
 

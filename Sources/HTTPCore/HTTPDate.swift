@@ -20,10 +20,8 @@ public enum HTTPDate {
             func put(_ text: String) {
                 for byte in text.utf8 { out[i] = byte; i += 1 }
             }
-            func put(_ value: Int, digits: Int) {
-                var divisor = 1
-                for _ in 1..<digits { divisor *= 10 }
-                while divisor > 0 { out[i] = UInt8(ascii: "0") + UInt8(value / divisor % 10); i += 1; divisor /= 10 }
+            func put(_ value: Int, digits count: Int) {
+                digits(value, count) { out[i] = $0; i += 1 }
             }
             put(days[t.weekday]); put(", ")
             put(t.day, digits: 2); put(" ")
@@ -46,17 +44,35 @@ public enum HTTPDate {
     public static func appendLogTimestamp(seconds: Int64, milliseconds: Int, to out: inout [UInt8]) {
         let t = Fields(seconds)
         func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                out.append(UInt8(48 + value / divisor % 10))
-                divisor /= 10
-            }
+            Self.digits(value, count) { out.append($0) }
         }
         digits(t.year, 4); out.append(UInt8(ascii: "-")); digits(t.month, 2); out.append(UInt8(ascii: "-"))
         digits(t.day, 2); out.append(UInt8(ascii: "T")); digits(t.hour, 2); out.append(UInt8(ascii: ":"))
         digits(t.minute, 2); out.append(UInt8(ascii: ":")); digits(t.second, 2); out.append(UInt8(ascii: "."))
         digits(milliseconds, 3); out.append(UInt8(ascii: "Z"))
+    }
+
+    /// The last `count` decimal digits of `value` (not negative), each given to `put`.
+    private static func digits(_ value: Int, _ count: Int, _ put: (UInt8) -> Void) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        while divisor > 0 {
+            put(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
+    /// Seconds since the epoch of a UTC date and time, by arithmetic (H. Hinnant's
+    /// `days_from_civil`, proleptic Gregorian), the inverse of `Fields`. Out-of-range fields
+    /// carry over (31 February is 3 March), as timegm's do.
+    public static func seconds(year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3600 + minute * 60 + second
     }
 
     /// The UTC calendar fields of a time, by arithmetic (days to civil date after H. Hinnant's
@@ -118,17 +134,12 @@ public enum HTTPDate {
               let hour = Int(hms[0]), let minute = Int(hms[1]), let second = Int(hms[2]),
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
               hms.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
-        var t = tm()
-        t.tm_year = Int32(year - 1900)
-        t.tm_mon = Int32(month)
-        t.tm_mday = Int32(day)
-        t.tm_hour = Int32(hour)
-        t.tm_min = Int32(minute)
-        t.tm_sec = Int32(second)
-        let seconds = timegm(&t)
-        // timegm normalises 31 Feb to 3 Mar: such a date is invalid.
-        guard t.tm_mday == Int32(day), t.tm_mon == Int32(month) else { return nil }
-        return Int64(seconds)
+        let seconds = seconds(year: Int64(year), month: Int64(month + 1), day: Int64(day), hour: Int64(hour),
+                              minute: Int64(minute), second: Int64(second))
+        // 31 Feb carries over to 3 Mar: such a date is invalid.
+        let fields = Fields(seconds)
+        guard fields.day == day, fields.month == month + 1 else { return nil }
+        return seconds
     }
 
     private static func two(_ value: Int) -> String {

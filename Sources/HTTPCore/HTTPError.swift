@@ -29,6 +29,11 @@ public enum HTTPError: Error, Equatable, Sendable {
     case digestMismatch(String)
 }
 
+extension HTTPError {
+    /// What a request still waiting for its answer when blobd stops is told, in every dialect.
+    public static let shutdownNotice = "blobd is shutting down; the request may or may not have taken effect. Retry it."
+}
+
 extension HTTPError: ClassifiedFailure {
     public var failureClass: FailureClass {
         switch self {

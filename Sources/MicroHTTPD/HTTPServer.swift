@@ -128,16 +128,18 @@ public final class HTTPServer: @unchecked Sendable {
     /// No connection is left suspended when libmicrohttpd stops (its API forbids it).
     public func shutdown(grace: Double) {
         quiesce()
-        let deadline = monotonicSeconds() + grace
+        waitForRequestsInFlight(seconds: grace)
+        answerWaitingRequests()
+        waitForRequestsInFlight(seconds: 2)
+        stop()
+    }
+
+    /// Waits until no request is in flight, `seconds` at most.
+    private func waitForRequestsInFlight(seconds: Double) {
+        let deadline = monotonicSeconds() + seconds
         while requestsInFlight > 0 && monotonicSeconds() < deadline {
             usleep(10_000)
         }
-        answerWaitingRequests()
-        let answered = monotonicSeconds() + 2
-        while requestsInFlight > 0 && monotonicSeconds() < answered {
-            usleep(10_000)
-        }
-        stop()
     }
 
     /// Closes every connection and joins the worker threads. Idempotent.

@@ -142,12 +142,15 @@ enum BlobdServer {
 
     /// Writes where blobd listens (the line that scripts and tests wait for).
     private static func announce(_ configuration: Configuration, server: HTTPServer, s3Server: HTTPServer?) {
-        let shownHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        Announcement.write("blobd listening on http://\(shownHost):\(server.port)")
+        Announcement.write("blobd listening on http://\(address(configuration.host, server.port))")
         if let s3Server, let (host, _) = configuration.s3Listen {
-            let shown = host.contains(":") ? "[\(host)]" : host
-            Announcement.write("blobd S3 listening on http://\(shown):\(s3Server.port)")
+            Announcement.write("blobd S3 listening on http://\(address(host, s3Server.port))")
         }
+    }
+
+    /// `HOST:PORT`, an IPv6 literal in brackets.
+    static func address(_ host: String, _ port: UInt16) -> String {
+        (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
     }
 
     /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
@@ -191,16 +194,12 @@ enum BlobdServer {
     /// they are then delivered only to `waitForSignal()`. Call before any thread is started.
     static func blockSignals() {
         signal(SIGPIPE, SIG_IGN)
-        var set = sigset_t()
-        sigemptyset(&set)
-        for number in handledSignals { sigaddset(&set, number) }
+        var set = signalSet(handledSignals)
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     private static func waitForSignal() -> Int32 {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for number in handledSignals { sigaddset(&set, number) }
+        var set = signalSet(handledSignals)
         var number: Int32 = 0
         while sigwait(&set, &number) != 0 {}
         return number

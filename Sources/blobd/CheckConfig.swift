@@ -47,7 +47,6 @@ struct CheckConfig: ParsableCommand {
 
     /// One `name: value` line per setting, after a first line that says the check passed.
     static func summary(_ c: Configuration, access: AccessPolicy) -> [String] {
-        func address(_ host: String, _ port: UInt16) -> String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
         var isDirectory: ObjCBool = false
         let dataDirectory = FileManager.default.fileExists(atPath: c.dataDirectory, isDirectory: &isDirectory)
             ? (isDirectory.boolValue ? "exists" : "not a directory") : "will be created"
@@ -55,8 +54,8 @@ struct CheckConfig: ParsableCommand {
             : "\(c.tokensFile ?? ""): \(access.tokenCount) bearer tokens, \(access.s3KeyCount) S3 keys"
         return [
             "blobd check-config: the configuration is valid",
-            "listen: \(address(c.host, c.port))",
-            "s3-listen: \(c.s3Listen.map { address($0.host, $0.port) } ?? "off")",
+            "listen: \(BlobdServer.address(c.host, c.port))",
+            "s3-listen: \(c.s3Listen.map { BlobdServer.address($0.host, $0.port) } ?? "off")",
             "data-dir: \(c.dataDirectory) (\(dataDirectory))",
             "index: \(c.indexURL.map { PostgresPool.redacted($0) + " (not contacted)" } ?? "sqlite")",
             "node-id: \(c.nodeID)",

@@ -30,22 +30,11 @@ struct Fsck: ParsableCommand {
             printError("blobd fsck: \(directory) is not a blobd data directory (no index.sqlite)")
             throw ExitCode(2)
         }
-        stopOnInterrupt()
-        let progress = ProgressReporter("fsck", logInterval: configuration.progressInterval)
-        let report: CheckReport
-        do {
+        let report = try runLongCommand("fsck", configuration) { progress, shouldStop in
             let store = try BlobStore(directory: directory, catalog: catalog, options: options)
-            report = try store.check(repair: repair, progress: progress.update,
-                                     shouldStop: { interruptRequested.load(ordering: .relaxed) })
-            progress.finish()
+            let report = try store.check(repair: repair, progress: progress, shouldStop: shouldStop)
             store.markStoppedCleanly()
-        } catch StoreError.dataDirectoryLocked(let path) {
-            printError("blobd fsck: the data directory \(path) is in use by a running blobd; stop it first")
-            throw ExitCode(2)
-        } catch {
-            progress.finish()
-            printError("blobd fsck: \(error)")
-            throw ExitCode(2)
+            return report
         }
         for record in report.corrupt { print("corrupt \(record.key)") }
         for record in report.missing { print("missing \(record.key)") }

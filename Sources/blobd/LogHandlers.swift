@@ -3,17 +3,30 @@ import Foundation
 import Logging
 import Synchronization
 
-/// `2026-11-22T20:04:44.123Z info blobd: MESSAGE key=value ...` per line, through `LogOutput`;
-/// values are quoted and escaped as the access log's are (`LogText`).
-struct TextLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
+/// A log handler that keeps its own metadata (the logger's), to which each event's is added.
+protocol MetadataKeepingLogHandler: LogHandler {
+    var metadata: Logger.Metadata { get set }
+}
 
+extension MetadataKeepingLogHandler {
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
+
+    /// The handler's metadata with the event's `extra` (which wins on a shared key).
+    func merged(_ extra: Logger.Metadata?) -> Logger.Metadata {
+        guard let extra, !extra.isEmpty else { return metadata }
+        return metadata.isEmpty ? extra : metadata.merging(extra) { $1 }
+    }
+}
+
+/// `2026-11-22T20:04:44.123Z info blobd: MESSAGE key=value ...` per line, through `LogOutput`;
+/// values are quoted and escaped as the access log's are (`LogText`).
+struct TextLogHandler: MetadataKeepingLogHandler {
+    let label: String
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
 
     func log(event: LogEvent) {
         var line = LogTimestamp.now()
@@ -32,28 +45,18 @@ struct TextLogHandler: LogHandler {
         line.append(UInt8(ascii: "\n"))
         LogOutput.standardError.write(line, urgent: event.level >= .warning)
     }
-
-    private func merged(_ extra: Logger.Metadata?) -> Logger.Metadata {
-        guard let extra, !extra.isEmpty else { return metadata }
-        return metadata.isEmpty ? extra : metadata.merging(extra) { $1 }
-    }
 }
 
 /// One JSON object per line: `{"ts":…,"level":…,"label":…,"msg":…, metadata…}` (keys sorted);
 /// integer, floating-point and boolean metadata (`.stringConvertible`) as JSON numbers and booleans.
-struct JSONLogHandler: LogHandler {
+struct JSONLogHandler: MetadataKeepingLogHandler {
     let label: String
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     func log(event: LogEvent) {
         var fields: [String: [UInt8]] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+        for (key, value) in merged(event.metadata) {
             fields[key] = Self.json(value)
         }
         JSONLogHandler.write(message: "\(event.message)", level: event.level, label: label, fields: fields)

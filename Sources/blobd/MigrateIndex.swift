@@ -29,24 +29,12 @@ struct MigrateIndex: ParsableCommand {
             printError("blobd migrate-index: \(directory) has no index.sqlite" + (done ? " (it was migrated already)" : ""))
             throw ExitCode(done ? 0 : 2)
         }
-        stopOnInterrupt()
-        let progress = ProgressReporter("migrate-index", logInterval: configuration.progressInterval)
-        let report: MigrationReport
-        do {
-            report = try BlobStore.migrateIndex(directory: directory, to: to, progress: { done in
-                progress.update(done)
+        let report = try runLongCommand("migrate-index", configuration, context: " (index \(PostgresPool.redacted(to)))") {
+            progress, shouldStop in
+            try BlobStore.migrateIndex(directory: directory, to: to, progress: { done in
+                progress(done)
                 configuration.testing?.pauseAfterMigrationBatch()
-            },
-                                                shouldStop: { interruptRequested.load(ordering: .relaxed) })
-            progress.finish()
-        } catch StoreError.dataDirectoryLocked(let path) {
-            progress.finish()
-            printError("blobd migrate-index: the data directory \(path) is in use by a running blobd; stop it first")
-            throw ExitCode(2)
-        } catch {
-            progress.finish()
-            printError("blobd migrate-index: \(error) (index \(PostgresPool.redacted(to)))")
-            throw ExitCode(2)
+            }, shouldStop: shouldStop)
         }
         if report.interrupted {
             print("stopped after \(report.blobs) blobs (\(report.added) new in the database); run the same command again to go on")

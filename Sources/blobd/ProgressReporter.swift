@@ -1,3 +1,4 @@
+import ArgumentParser
 import BlobStore
 import Foundation
 import Synchronization
@@ -68,17 +69,44 @@ final class ProgressReporter {
     }
 }
 
+/// Runs the work of long command `name` (fsck, migrate-index): Ctrl-C and SIGTERM ask it to
+/// stop (`shouldStop`), its progress shows on stderr and is ended before anything else is
+/// printed. A failure is one line, `blobd NAME: …` (`context` after the error), and exit 2;
+/// a data directory held by a running blobd is said so.
+func runLongCommand<Report>(_ name: String, _ configuration: Configuration, context: String = "",
+                            _ work: (_ progress: @escaping (WorkProgress) -> Void,
+                                     _ shouldStop: @escaping () -> Bool) throws -> Report) throws -> Report {
+    stopOnInterrupt()
+    let progress = ProgressReporter(name, logInterval: configuration.progressInterval)
+    do {
+        defer { progress.finish() }
+        return try work(progress.update, { interruptRequested.load(ordering: .relaxed) })
+    } catch StoreError.dataDirectoryLocked(let path) {
+        printError("blobd \(name): the data directory \(path) is in use by a running blobd; stop it first")
+        throw ExitCode(2)
+    } catch {
+        printError("blobd \(name): \(error)\(context)")
+        throw ExitCode(2)
+    }
+}
+
 /// Set by SIGINT (Ctrl-C) while a long command runs: it stops at the next item and reports.
 let interruptRequested = Atomic<Bool>(false)
 
 /// Makes Ctrl-C (and SIGTERM) ask a long command to stop cleanly instead of killing it.
 func stopOnInterrupt() {
-    var signals = sigset_t()
-    sigemptyset(&signals)
     for signalNumber in [SIGINT, SIGTERM] {
         signal(signalNumber) { _ in interruptRequested.store(true, ordering: .relaxed) }
-        sigaddset(&signals, signalNumber)
     }
     // A parent may have started this process with them blocked (the mask is inherited).
+    var signals = signalSet([SIGINT, SIGTERM])
     pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+}
+
+/// The set of signals `numbers`, for pthread_sigmask and sigwait.
+func signalSet(_ numbers: [Int32]) -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for number in numbers { sigaddset(&set, number) }
+    return set
 }

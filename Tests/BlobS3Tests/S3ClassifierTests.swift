@@ -66,6 +66,9 @@ import Testing
         Row("GET", "/b", ["torrent"], .getBucketConfiguration),
         Row("GET", "/b", ["acl", "tagging"], .getBucketConfiguration),
         Row("POST", "/b", ["delete"], .deleteObjects),
+        Row("POST", "/b", ["delete", "tagging"], .unsupportedDeleteObjects),
+        Row("POST", "/b", ["lifecycle", "delete"], .unsupportedDeleteObjects),
+        Row("POST", "/b", ["tagging"], .unsupportedSubresource),
         Row("POST", "/b", .methodNotAllowed),
         Row("PATCH", "/b", .methodNotAllowed),
         // Objects.
@@ -96,6 +99,8 @@ import Testing
         Row("GET", "/b/k", ["uploadId"], .listParts),
         Row("GET", "/b/k", ["uploadId", "attributes"], .listParts),
         Row("DELETE", "/b/k", ["uploadId"], .abortMultipartUpload),
+        Row("DELETE", "/b/k", ["uploadId", "tagging"], .unsupportedSubresource),
+        Row("POST", "/b/k", ["uploads", "tagging"], .unsupportedSubresource),
         Row("POST", "/b/k", .methodNotAllowed),
         Row("POST", "/b/k", ["delete"], .methodNotAllowed),
         Row("OPTIONS", "/b/k", .methodNotAllowed),
@@ -124,7 +129,8 @@ import Testing
         case .createBucket: .nothing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
-        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects:
+        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
+             .unsupportedDeleteObjects:
             .bucket("b")
         case .putBucketACLOrVersioning: .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
@@ -143,6 +149,47 @@ import Testing
     /// Only the subresource answers skip the version and ACL checks.
     @Test func subresourcesSkipTheWriteChecks() {
         let skipping = S3Operation.allCases.filter { !$0.checksVersionAndACLs }
-        #expect(Set(skipping) == [.getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource])
+        #expect(Set(skipping) == [.getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource,
+                                  .unsupportedDeleteObjects])
+    }
+
+    /// Single grants of every action on patterns inside, around and outside `b/k`.
+    static let sampleGrants: [Grants] = Grant.Action.allCases.flatMap { action in
+        ["*", "b", "b/k", "b/k*", "b/p*", "other"].map { pattern in (try? Grants(parsing: "\(action.rawValue):\(pattern)")) ?? .none }
+    }
+
+    /// An unsupported subresource added to any request never needs less of the caller's grants:
+    /// every method, target, copy source and combination of the parameters that select an
+    /// operation, with each unsupported subresource, is refused to every sample grant that the
+    /// request without it is refused to. (A configuration GET, which S3 answers as "none" and
+    /// which shows no object's bytes, needs what its bucket or key needs to be read.)
+    @Test func unsupportedSubresourcesNeverNeedLess() {
+        let selecting = ["uploads", "uploadId", "delete", "acl", "versioning", "location", "attributes", "partNumber"]
+        let targets: [S3Service.Target] = [.service, .bucket("b"), .object(bucket: "b", key: "k")]
+        var checked = 0
+        for method in ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH"] {
+            for target in targets {
+                for mask in 0..<(1 << selecting.count) {
+                    let base = selecting.indices.filter { mask & (1 << $0) != 0 }.map { selecting[$0] }
+                    for copySource in [false, true] {
+                        let plain = S3Operation.classify(method: method, target: target, parameters: base, copySource: copySource)
+                        for extra in S3Operation.unsupportedSubresources {
+                            let with = S3Operation.classify(method: method, target: target, parameters: base + [extra],
+                                                            copySource: copySource)
+                            let needs = S3Operation.requirement(of: with, method: method, target: target, parameters: base + [extra],
+                                                                copySource: copySource)
+                            let plainNeeds = S3Operation.requirement(of: plain, method: method, target: target, parameters: base,
+                                                                     copySource: copySource)
+                            let weaker = Self.sampleGrants.first { $0.permits(needs) && !$0.permits(plainNeeds) }
+                            if with != .getBucketConfiguration && with != .getObjectConfiguration, let weaker {
+                                Issue.record("\(method) \(target) \(base + [extra]): \(with) lets \(weaker) do what \(plain) does not")
+                            }
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 6 * 3 * 256 * 2 * S3Operation.unsupportedSubresources.count)
     }
 }

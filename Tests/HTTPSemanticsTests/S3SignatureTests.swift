@@ -8,6 +8,7 @@ import Testing
 @Suite struct S3SignatureTests {
     static let signer = SigV4Signer(accessKey: "AKIDBLOBDTEST", secret: "s3cr3t/Key+With=Symbols")
     static let tokens = "s3 AKIDBLOBDTEST s3cr3t/Key+With=Symbols read,write,delete\ns3 READONLY ro-secret read\n"
+        + "s3 READWRITE rw-secret read,write\ns3 ELSEWHERE else-secret read:other,write:other,delete:other\n"
 
     func start(_ mode: Mode) throws -> TestServer {
         let server = try TestServer(mode, ServerSettings(tokens: Self.tokens, s3: true))
@@ -84,5 +85,41 @@ import Testing
         #expect(mismatch.s3Code == "XAmzContentSHA256Mismatch")
         #expect(try s3.send("HEAD", "/sig/checked", Self.signer.headers("HEAD", path: "/sig/checked", host: s3.host)).status == 404,
                 "nothing stored")
+    }
+
+    /// DeleteObjects with an unsupported subresource (`?delete&tagging`) is refused 501 naming
+    /// it, and only after the check DeleteObjects itself makes: a key with no grant in the
+    /// bucket gets AccessDenied for both; a key that may read and write there but not delete
+    /// gets 501 for the subresource, and for DeleteObjects an AccessDenied entry per key.
+    /// Nothing is deleted.
+    @Test(arguments: Mode.selected) func deleteObjectsWithASubresourceNeedsDelete(_ mode: Mode) throws {
+        let server = try start(mode)
+        let s3 = server.s3
+        let batch = Array("<Delete><Object><Key>a b</Key></Object></Delete>".utf8)
+        func post(_ signer: SigV4Signer, _ query: String, canonical: String) throws -> TestResponse {
+            try s3.send("POST", "/sig?\(query)", signer.headers("POST", path: "/sig", query: canonical, host: s3.host)
+                + ["Content-MD5: \(md5Base64(batch))"], body: batch)
+        }
+        let elsewhere = SigV4Signer(accessKey: "ELSEWHERE", secret: "else-secret")
+        for (query, canonical) in [("delete&tagging", "delete=&tagging="), ("delete", "delete=")] {
+            let refused = try post(elsewhere, query, canonical: canonical)
+            #expect(refused.status == 403, "\(query): \(refused.text)")
+            #expect(refused.s3Code == "AccessDenied", "\(query)")
+            #expect(element("Message", in: refused.text) == "Access Denied: the access key&apos;s grants do not allow a grant on sig.",
+                    "\(query)")
+        }
+        let writer = SigV4Signer(accessKey: "READWRITE", secret: "rw-secret")
+        let perKey = try post(writer, "delete", canonical: "delete=")
+        #expect(perKey.status == 200)
+        #expect(perKey.text.contains("<Error><Key>a b</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"),
+                "\(perKey.text)")
+        #expect(try post(writer, "delete&tagging", canonical: "delete=&tagging=").status == 501)
+        let unsupported = try post(Self.signer, "delete&tagging", canonical: "delete=&tagging=")
+        #expect(unsupported.status == 501, "\(unsupported.text)")
+        #expect(unsupported.s3Code == "NotImplemented")
+        #expect(element("Message", in: unsupported.text) == "blobd&apos;s S3 dialect does not support &apos;tagging&apos;.")
+        let kept = try s3.get("/sig/a%20b", Self.signer.headers("GET", path: "/sig/a%20b", host: s3.host))
+        #expect(kept.status == 200)
+        #expect(kept.text == "signed bytes", "nothing was deleted")
     }
 }
