@@ -147,6 +147,8 @@ public struct Problem: Equatable, Sendable {
         case .unavailable(let detail):
             self.init(error.failureClass, "unavailable", "Service unavailable", detail)
             headers = [("Retry-After", "1")]
+        case .conflict(let detail):
+            self.init(error.failureClass, "conflict", "Conflict", detail)
         case .rangeNotSatisfiable(let size):
             self.init(error.failureClass, "range-not-satisfiable", "Range not satisfiable",
                       "No requested range overlaps the blob's \(size) bytes.")

@@ -9,6 +9,7 @@ extension BlobService {
         switch need {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
+        case .everywhere(let action): return .everywhere(action)
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

@@ -31,6 +31,8 @@ struct V1Route: Sendable {
         case newUpload(Grant.Action)
         /// The action on the key of the tus upload the path names.
         case upload(Grant.Action)
+        /// The action on `*` (`admin:*` manages keys).
+        case everywhere(Grant.Action)
 
         public var description: String {
             switch self {
@@ -40,6 +42,7 @@ struct V1Route: Sendable {
             case .anyKey(let action): action.rawValue + "(*)"
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
+            case .everywhere(let action): action.rawValue + ":*"
             }
         }
     }
@@ -124,6 +127,17 @@ extension BlobService {
             },
             .init("OPTIONS", .nothing) { service, _, _, _ in .respond(service.tusOptions()) },
         ]),
+        V1Route(.exact("/v1/admin/keys"), "/v1/admin/keys", [
+            .init("GET", .everywhere(.admin)) { service, _, _, _ in .respond(try service.listKeys()) },
+            .init("POST", .everywhere(.admin)) { service, head, _, _ in try service.createKey(head) },
+        ]),
+        V1Route(.parameter(prefix: "/v1/admin/keys/", minimum: 1), "/v1/admin/keys/{id}", [
+            .init("GET", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.showKey(try BlobService.keyID(raw))) },
+            .init("PUT", .everywhere(.admin)) { service, head, raw, _ in
+                try service.replaceGrants(head, id: try BlobService.keyID(raw, suffix: "/grants"))
+            },
+            .init("DELETE", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.revokeKey(try BlobService.keyID(raw))) },
+        ]),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),
@@ -146,6 +160,18 @@ extension BlobService {
             if let parameter = route.match(path) { return (route, parameter) }
         }
         throw .noRoute
+    }
+
+    /// A key's id from the path (`ID`, or `ID/grants` for `suffix`): letters, digits, `:` and `_`
+    /// (tokens-file credentials are `token:…` and `s3:…`); 404 for anything else.
+    static func keyID(_ raw: ArraySlice<UInt8>, suffix: String = "") throws(StoreError) -> String {
+        guard raw.count > suffix.utf8.count, raw.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) else { throw .keyNotFound }
+        let id = raw.dropLast(suffix.utf8.count)
+        guard id.count <= 300, id.allSatisfy({ $0 == 0x3A || $0 == 0x5F || $0 == 0x2D || (0x30...0x39).contains($0)
+                                               || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+            throw .keyNotFound
+        }
+        return String(decoding: id, as: UTF8.self)
     }
 
     /// An upload's id from the path.

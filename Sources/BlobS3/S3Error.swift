@@ -191,6 +191,8 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case .unavailable(let detail):
             self.init(.serviceUnavailable, detail)
             headers = [("Retry-After", "1")]
+        case .conflict(let detail):
+            self.init(.invalidRequest, detail)
         case .badRequest(let detail):
             self.init(.invalidArgument, detail)
         case .noRoute, .methodNotAllowed:

@@ -85,6 +85,34 @@ public final class AccessPolicy: Sendable {
         tokens.withLock { $0 = fresh }
     }
 
+    /// A credential of the tokens file, as the admin API lists it (read-only, never its secret).
+    public struct FileCredential: Sendable {
+        /// The principal's name (`token:DIGEST`, `s3:ACCESS_KEY_ID`).
+        public let principal: String
+        public let grants: Grants
+        public let accessKeyID: String?
+    }
+
+    /// The tokens file's credentials, bearer tokens first.
+    public var fileCredentials: [FileCredential] {
+        tokens.withLock { tokens in
+            tokens.bearer.map { FileCredential(principal: "token:" + hex($0.digest.prefix(16)), grants: $0.grants, accessKeyID: nil) }
+                + tokens.s3.keys.sorted().compactMap { id in
+                    tokens.s3[id].map { FileCredential(principal: "s3:" + id, grants: $0.grants, accessKeyID: id) }
+                }
+        }
+    }
+
+    /// The own grants of the credential a principal names (`token:…`, `s3:…`, `key:ID`), if it
+    /// still exists: a share link works as long as its maker keeps the grant.
+    public func grants(ofPrincipal name: String) -> Grants? {
+        if name.hasPrefix("key:") {
+            let id = String(name.dropFirst(4))
+            return directory.keys.first { $0.id == id && !$0.isExpired(now: Int64(time(nil))) }?.grants
+        }
+        return fileCredentials.first { $0.principal == name }?.grants
+    }
+
     /// The grants of a caller without a credential: everything in open access, else the
     /// tokens file's `anonymous` lines and `read` with `--public-read`.
     public var anonymousGrants: Grants {

@@ -27,6 +27,8 @@ public enum HTTPError: Error, Equatable, Sendable {
     case notImplemented(String)
     /// The body does not match a digest its head announced (Content-MD5); the detail says how.
     case digestMismatch(String)
+    /// The request conflicts with what it names (a read-only credential); the detail says how.
+    case conflict(String)
 }
 
 extension HTTPError {
@@ -46,6 +48,7 @@ extension HTTPError: ClassifiedFailure {
         case .unavailable: .unavailable
         case .rangeNotSatisfiable: .rangeNotSatisfiable
         case .notImplemented: .notImplemented
+        case .conflict: .conflict
         }
     }
 }

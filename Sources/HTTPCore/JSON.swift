@@ -2,6 +2,7 @@
 public indirect enum JSON: Sendable {
     case string(String)
     case number(Int64)
+    case bool(Bool)
     case null
     case array([JSON])
     case object([(String, JSON)])
@@ -24,6 +25,7 @@ public indirect enum JSON: Sendable {
         case .string(let text): JSON.quote(text, into: &out)
         case .number(let value): out += String(value).utf8
         case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {

@@ -65,6 +65,8 @@ import Testing
             "/v1/blobs/{key} GET:read,HEAD:read,PUT:write,DELETE:delete",
             "/v1/uploads POST:write(metadata key),OPTIONS:-",
             "/v1/uploads/{id} HEAD:write(upload's key),PATCH:write(upload's key),DELETE:write(upload's key),OPTIONS:-",
+            "/v1/admin/keys GET:admin:*,POST:admin:*",
+            "/v1/admin/keys/{id} GET:admin:*,PUT:admin:*,DELETE:admin:*",
             "/v1/whoami GET:-",
             "/healthz GET:-,HEAD:-",
             "/readyz GET:-,HEAD:-",
