@@ -121,6 +121,13 @@ public final class AccessPolicy: Sendable {
         return Grants(lines + (publicRead ? [Grant(.read)] : []) + directory.anonymous.list)
     }
 
+    /// What every caller with a credential holds, besides its own grants: the anonymous grants
+    /// and those of authenticated-read ACLs. Empty additions in open access (every grant is held).
+    public var authenticatedGrants: Grants {
+        let anonymous = anonymousGrants
+        return isOpen ? anonymous : anonymous.union(directory.authenticated)
+    }
+
     /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of
     /// the catalog key it is (nil for a tokens-file line). Every tokens-file entry is compared,
     /// whatever matches, so timing does not tell which token is near; catalog keys are found by
