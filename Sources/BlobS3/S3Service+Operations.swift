@@ -24,6 +24,8 @@ extension S3Service {
                                                                 ("x-amz-bucket-region", found.region ?? Self.defaultRegion)]))
         case .deleteBucket:
             try store.buckets.removeBucket(bucket)
+            // Its access settings went with it: this node drops their grants at once.
+            try access.directory.reloadIfChanged()
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         case .listObjects:
             try requireBucket(bucket)

@@ -125,9 +125,12 @@ public final class AccessPolicy: Sendable {
 
     /// What every caller with a credential holds, besides its own grants: the anonymous grants
     /// and those of authenticated-read ACLs. Empty additions in open access (every grant is held).
-    public var authenticatedGrants: Grants {
-        let anonymous = anonymousGrants
-        return isOpen ? anonymous : anonymous.union(directory.authenticated)
+    public var authenticatedGrants: Grants { authenticatedGrants(adding: anonymousGrants) }
+
+    /// `anonymous` (the anonymous grants, already read) with those of authenticated-read ACLs.
+    public func authenticatedGrants(adding anonymous: Grants) -> Grants {
+        let authenticated = directory.authenticated
+        return isOpen || authenticated.list.isEmpty ? anonymous : anonymous.union(authenticated)
     }
 
     /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of

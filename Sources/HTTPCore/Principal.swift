@@ -69,7 +69,7 @@ extension AccessPolicy {
         let anonymous = anonymousGrants
         let principal: Principal
         do throws(HTTPError) {
-            principal = try BearerAuthenticator(self).authenticate(head, adding: anonymous, authenticated: authenticatedGrants)
+            principal = try BearerAuthenticator(self).authenticate(head, adding: anonymous)
         } catch {
             if anonymous.permits(requirement) { return .anonymous(anonymous) }
             throw error
@@ -92,12 +92,12 @@ public struct BearerAuthenticator: Authenticator {
 
     /// `.anonymous` without an Authorization header; 401 for another scheme or an unknown token.
     public func authenticate(_ head: HTTPRequestHead) throws(HTTPError) -> Principal {
-        try authenticate(head, adding: access.anonymousGrants, authenticated: access.authenticatedGrants)
+        try authenticate(head, adding: access.anonymousGrants)
     }
 
-    /// The principal, with `anonymous` (what every caller may do) added to its own grants, or
-    /// `authenticated` (what every caller with a credential may do) when it has one.
-    func authenticate(_ head: HTTPRequestHead, adding anonymous: Grants, authenticated: Grants) throws(HTTPError) -> Principal {
+    /// The principal, with `anonymous` (what every caller may do) and what every caller with a
+    /// credential may do (authenticated-read ACLs) added to its own grants.
+    func authenticate(_ head: HTTPRequestHead, adding anonymous: Grants) throws(HTTPError) -> Principal {
         guard let header = head["Authorization"] else { return .anonymous(anonymous) }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
@@ -106,6 +106,6 @@ public struct BearerAuthenticator: Authenticator {
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
         guard let found = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
         let identity: Principal.Identity = found.keyID.map { .key($0) } ?? .bearer(hex(presented.prefix(16)))
-        return Principal(identity, grants: found.grants.union(authenticated))
+        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)))
     }
 }
