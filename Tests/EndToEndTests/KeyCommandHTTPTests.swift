@@ -70,9 +70,9 @@ import Testing
                               "secret_access_key": "S", "created": "2026-01-01T00:00:00Z", "expires": "2026-01-01T00:01:00Z"}).encode()
         answer = b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\n\r\n%s" % (len(created), created)
         status, out, err, (head, body) = key(answer, "create", "n", "--grant", "read", "--grant", "write:b", "--expires-in", "60")
-        check(status == 0 and out == ("id:                 k1\nname:               n\ngrants:             read:*,write:b\n"
-                                      "expires:            2026-01-01T00:01:00Z\ntoken:              T\naccess_key_id:      A\n"
-                                      "secret_access_key:  S\n"), "create printed %r %r" % (out, err))
+        check(status == 0 and out == ("id:                k1\nname:              n\ngrants:            read:*,write:b\n"
+                                      "expires:           2026-01-01T00:01:00Z\ntoken:             T\naccess_key_id:     A\n"
+                                      "secret_access_key: S\n"), "create printed %r %r" % (out, err))
         check(head.startswith("POST /base/v1/admin/keys HTTP/1.1\r\n") and "\r\nContent-Type: application/json" in head
               and "\r\nContent-Length: %d" % len(body) in head, "create's head %r" % head)
         check(json.loads(body) == {"name": "n", "grants": ["read", "write:b"], "expires_in": 60}, "create's body %r" % body)
