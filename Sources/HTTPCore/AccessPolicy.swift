@@ -123,6 +123,16 @@ public final class AccessPolicy: Sendable {
         return Grants(lines + (publicRead ? [Grant(.read)] : []) + directory.anonymous.list)
     }
 
+    /// What every caller with a credential holds, besides its own grants: the anonymous grants
+    /// and those of authenticated-read ACLs. Empty additions in open access (every grant is held).
+    public var authenticatedGrants: Grants { authenticatedGrants(adding: anonymousGrants) }
+
+    /// `anonymous` (the anonymous grants, already read) with those of authenticated-read ACLs.
+    public func authenticatedGrants(adding anonymous: Grants) -> Grants {
+        let authenticated = directory.authenticated
+        return isOpen || authenticated.list.isEmpty ? anonymous : anonymous.union(authenticated)
+    }
+
     /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of
     /// the catalog key it is (nil for a tokens-file line). Tokens are found by the SHA-256 of
     /// what the client sent, in a hash table: how long a lookup takes depends on that digest,
