@@ -15,6 +15,12 @@ public final class Metrics: Sendable {
         var counts = [UInt64](repeating: 0, count: Metrics.durationBuckets.count)
         var sum = 0.0
         var count: UInt64 = 0
+
+        mutating func record(_ duration: Double) {
+            if let bucket = Metrics.durationBuckets.firstIndex(where: { duration <= $0 }) { counts[bucket] += 1 }
+            sum += duration
+            count += 1
+        }
     }
 
     private struct State {
@@ -47,11 +53,8 @@ public final class Metrics: Sendable {
         let labels = RequestLabels(method: method, route: route, status: status.map(String.init) ?? "none")
         state.withLock { state in
             state.requests[labels, default: 0] += 1
-            var histogram = state.durations[route] ?? Histogram()
-            if let bucket = Self.durationBuckets.firstIndex(where: { duration <= $0 }) { histogram.counts[bucket] += 1 }
-            histogram.sum += duration
-            histogram.count += 1
-            state.durations[route] = histogram
+            // In place: a copy taken out and put back would copy the counts on every request.
+            state.durations[route, default: Histogram()].record(duration)
             state.bytesReceived += received
             state.bytesSent += sent
         }
