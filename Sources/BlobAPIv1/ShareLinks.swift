@@ -10,7 +10,8 @@ import MicroHTTPD
 /// keys the catalog holds at that moment).
 ///
 /// - A read link of a key: `GET|HEAD /s/ID`. Of a prefix: `GET|HEAD /s/ID/NAME`, and the listing
-///   at `GET /s/ID/` (the /v1 listing's parameters and JSON, names relative to the prefix).
+///   at `GET /s/ID/` (the /v1 listing's parameters and JSON, names relative to the prefix), where
+///   `/s/ID` redirects (308).
 /// - An upload link (create only): `PUT /s/ID` (a key) or `PUT /s/ID/NAME` (a prefix), and tus:
 ///   creation at `POST /s/ID/uploads` (a prefix link's blob is named by the metadata's `key`,
 ///   else `filename`), then `HEAD|PATCH|DELETE /s/ID/uploads/UPLOAD`, the Location it answers.
@@ -70,7 +71,13 @@ extension BlobService {
 
     private func shareRead(_ head: HTTPRequestHead, _ share: ShareRecord, _ rest: ArraySlice<UInt8>?) throws -> HTTPRequestAction {
         guard head.method == "GET" || head.method == "HEAD" else { throw HTTPError.methodNotAllowed(allowed: ["GET", "HEAD"]) }
-        if share.isPrefix, rest?.isEmpty ?? true { return .respond(try list(head, base: share.target)) }
+        if share.isPrefix, rest?.isEmpty ?? true {
+            guard rest != nil else {
+                // `/s/ID` of a prefix: its listing is `/s/ID/`, under which the names are.
+                return .respond(HTTPResponse(status: 308, headers: [("Location", publicURL + "/s/\(share.id)/"), Self.noStore]))
+            }
+            return .respond(try list(head, base: share.target))
+        }
         guard let key = try Self.sharedKey(share, rest) else { throw HTTPError.noRoute }
         let catalog = try shareCatalog()
         let id = share.id

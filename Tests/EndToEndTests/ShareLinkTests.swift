@@ -141,6 +141,8 @@ import Testing
         let page = try node.call("GET", link.url + "?limit=1&after=a.txt")
         #expect((page.json["blobs"] as? [[String: Any]])?.first?["key"] as? String == "sub/b.txt" && page.json["next"] as? String == "sub/b.txt")
 
+        let bare = try node.call("GET", String(link.url.dropLast()))
+        #expect(bare.status == 308 && bare.header("Location") == "/s/\(link.id)/", "the listing is under the slash")
         #expect(try node.call("GET", link.url + "sub/b.txt").text == "beta")
         let uber = try node.call("GET", link.url + "%C3%BCber.txt")
         #expect(uber.text == "uber")
