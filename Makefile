@@ -32,7 +32,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-s3 bench-cluster bench-logs bench-deps clean
+.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -74,14 +74,21 @@ test: build test-deps python-deps check-openapi check-deploy
 clean:
 	rm -rf .build dist
 
-# blobd vs nginx vs lighttpd on this machine (~5 minutes), then the S3 benchmark (bench-s3,
-# ~4 minutes) and the cluster benchmark (bench-cluster, ~4 minutes); never part of `make test`.
+# blobd vs nginx vs lighttpd on this machine (~5 minutes), then the grants benchmark
+# (bench-grants, ~2 minutes), the S3 benchmark (bench-s3, ~4 minutes) and the cluster benchmark
+# (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
 bench: release bench-deps python-deps
 	bench/run
+	python3 bench/grants.py
 	python3 bench/s3bench.py
 	python3 bench/cluster.py
+
+# Only the grants benchmark: small GETs and PUTs with 1,000 keys of 10 grants each against open
+# access; table in bench/results/grants.md (< 3 minutes).
+bench-grants: release bench-deps
+	python3 bench/grants.py
 
 # Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
 # throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).

@@ -60,6 +60,8 @@ struct V1Route: Sendable {
     }
 
     let pattern: Pattern
+    /// The pattern's bytes (the exact path, or the parameter's prefix), compared on every request.
+    private let bytes: [UInt8]
     let label: String
     /// A tus route: `X-HTTP-Method-Override` applies, and every answer has `Tus-Resumable`.
     let isTus: Bool
@@ -70,6 +72,10 @@ struct V1Route: Sendable {
 
     init(_ pattern: Pattern, _ label: String, isTus: Bool = false, parameterIsKey: Bool = false, _ methods: [Method]) {
         self.pattern = pattern
+        switch pattern {
+        case .exact(let path): bytes = Array(path.utf8)
+        case .parameter(let prefix, _): bytes = Array(prefix.utf8)
+        }
         self.label = label
         self.isTus = isTus
         self.parameterIsKey = parameterIsKey
@@ -82,12 +88,11 @@ struct V1Route: Sendable {
     /// The raw parameter of `path` if this route answers it.
     func match(_ path: [UInt8]) -> ArraySlice<UInt8>? {
         switch pattern {
-        case .exact(let exact):
-            return path.elementsEqual(exact.utf8) ? path[path.endIndex...] : nil
-        case .parameter(let prefix, let minimum):
-            guard path.starts(with: prefix.utf8) else { return nil }
-            let rest = path[prefix.utf8.count...]
-            return rest.count >= minimum ? rest : nil
+        case .exact:
+            return path == bytes ? path[path.endIndex...] : nil
+        case .parameter(_, let minimum):
+            guard path.count >= bytes.count + minimum, path[..<bytes.count].elementsEqual(bytes) else { return nil }
+            return path[bytes.count...]
         }
     }
 }

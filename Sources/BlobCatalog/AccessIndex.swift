@@ -86,6 +86,51 @@ public struct BootstrapPlan: Sendable, Equatable {
     }
 }
 
+/// One access setting of a bucket, as S3 sets it: the bucket's canned ACL, its policy (JSON
+/// text, as given), or the canned ACL of one object of it. The catalog keeps the text; the
+/// grants they make are computed where the keys are read (`KeyDirectory`).
+public struct BucketAccessSetting: Sendable, Hashable {
+    /// Which setting of the bucket.
+    public enum Name: Sendable, Hashable {
+        /// The bucket's canned ACL.
+        case acl
+        /// The bucket policy.
+        case policy
+        /// The canned ACL of the object with this key (inside the bucket, without `BUCKET/`).
+        case objectACL(String)
+
+        /// How the catalog names it: `acl`, `policy`, `object-acl/KEY`.
+        public var stored: String {
+            switch self {
+            case .acl: "acl"
+            case .policy: "policy"
+            case .objectACL(let key): "object-acl/" + key
+            }
+        }
+
+        /// The name a catalog row holds; nil if unknown.
+        public init?(stored: String) {
+            switch stored {
+            case "acl": self = .acl
+            case "policy": self = .policy
+            default:
+                guard stored.hasPrefix("object-acl/") else { return nil }
+                self = .objectACL(String(stored.dropFirst("object-acl/".count)))
+            }
+        }
+    }
+
+    public var bucket: String
+    public var name: Name
+    public var value: String
+
+    public init(bucket: String, name: Name, value: String) {
+        self.bucket = bucket
+        self.name = name
+        self.value = value
+    }
+}
+
 /// Keys, share links and the grants of anonymous callers, shared by every node: each node keeps
 /// the keys in memory and reads them again when `accessVersion` changes.
 public protocol AccessIndex: Sendable {
@@ -104,6 +149,15 @@ public protocol AccessIndex: Sendable {
     /// Applies a bootstrap plan in one transaction: creates missing buckets, creates or updates
     /// its keys, and sets the anonymous grants. Applying it twice changes nothing.
     func applyBootstrap(_ plan: BootstrapPlan) throws(StoreError)
+
+    /// Every bucket's access settings (canned ACLs and policies), by bucket and name.
+    func bucketAccess() throws(StoreError) -> [BucketAccessSetting]
+    /// The access settings of one bucket, by name.
+    func bucketAccess(of bucket: String) throws(StoreError) -> [BucketAccessSetting]
+    /// Sets (or, with `value` nil, removes) one access setting of a bucket and bumps the access
+    /// version, in one transaction; `.bucketNotFound` if the bucket does not exist. Removing the
+    /// bucket removes its settings (and bumps the version).
+    func setBucketAccess(_ bucket: String, _ name: BucketAccessSetting.Name, to value: String?) throws(StoreError)
 
     /// Adds a share link.
     func insertShare(_ share: ShareRecord) throws(StoreError)

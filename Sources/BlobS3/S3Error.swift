@@ -28,6 +28,8 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case invalidLocationConstraint = "InvalidLocationConstraint"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
+        case malformedPolicy = "MalformedPolicy"
+        case malformedACL = "MalformedACLError"
         case malformedTrailer = "MalformedTrailerError"
         case metadataTooLarge = "MetadataTooLarge"
         case methodNotAllowed = "MethodNotAllowed"
@@ -67,7 +69,8 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             switch self {
             case .authorizationHeaderMalformed, .authorizationQueryParametersError, .badDigest, .invalidArgument,
                  .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint,
-                 .missingContentLength, .malformedXML, .malformedTrailer, .metadataTooLarge, .invalidPart, .invalidPartOrder,
+                 .missingContentLength, .malformedXML, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
+                 .invalidPart, .invalidPartOrder,
                  .entityTooSmall, .contentSHA256Mismatch:
                 .badRequest
             case .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: .unauthenticated

@@ -11,16 +11,18 @@ enum S3Operation: String, Sendable, CaseIterable {
     // A bucket.
     case createBucket, headBucket, deleteBucket, listObjects, listMultipartUploads, getBucketLocation,
          getBucketVersioning, getBucketACL, deleteObjects
+    // A bucket's canned ACL and policy (anonymous and authenticated grants).
+    case putBucketACL, putBucketPolicy, getBucketPolicy, deleteBucketPolicy, getBucketPolicyStatus
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
     // An object.
-    case putObject, copyObject, getObject, deleteObject, getObjectACL, getObjectAttributes,
+    case putObject, copyObject, getObject, deleteObject, getObjectACL, putObjectACL, getObjectAttributes,
          createMultipartUpload, uploadPart, completeMultipartUpload, abortMultipartUpload, listParts
     /// GET of an object's tagging, retention or legal hold, which blobd never has.
     case getObjectConfiguration
     // Refused: 501 NotImplemented.
-    case putBucketACLOrVersioning, putObjectACL, unsupportedSubresource
+    case putBucketVersioning, unsupportedSubresource
     /// DeleteObjects (`POST /BUCKET?delete`) with an unsupported subresource as well: refused
     /// like any unsupported subresource, but only to a caller with the delete scope DeleteObjects
     /// needs, so that adding a parameter never lowers the scope a request is checked against.
@@ -31,9 +33,12 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "policy", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
+        "tagging", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",
     ]
+
+    /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.
+    static let policySubresources: Set<String> = ["policy", "policyStatus"]
 
     /// The object subresources a GET answers as S3 does for an object without them.
     static let objectConfigurations: Set<String> = ["tagging", "retention", "legal-hold"]
@@ -51,6 +56,15 @@ enum S3Operation: String, Sendable, CaseIterable {
             default: return .unsupportedSubresource
             }
         }
+        if parameters.contains(where: policySubresources.contains) {
+            guard case .bucket = target else { return has("policy") ? .unsupportedSubresource : plain(method, target, has, copySource) }
+            return policy(method, has)
+        }
+        return plain(method, target, has, copySource)
+    }
+
+    /// The operation of a request without a subresource of its own.
+    private static func plain(_ method: String, _ target: S3Service.Target, _ has: (String) -> Bool, _ copySource: Bool) -> S3Operation {
         switch target {
         case .service:
             return method == "GET" || method == "HEAD" ? .listBuckets : .methodNotAllowed
@@ -61,9 +75,22 @@ enum S3Operation: String, Sendable, CaseIterable {
         }
     }
 
+    /// A bucket's policy (`?policy`) and its status (`?policyStatus`).
+    private static func policy(_ method: String, _ has: (String) -> Bool) -> S3Operation {
+        switch method {
+        case "GET" where has("policy"): .getBucketPolicy
+        case "GET": .getBucketPolicyStatus
+        case "PUT" where has("policy"): .putBucketPolicy
+        case "DELETE" where has("policy"): .deleteBucketPolicy
+        default: .methodNotAllowed
+        }
+    }
+
     private static func bucket(_ method: String, _ has: (String) -> Bool) -> S3Operation {
         switch method {
-        case "PUT": has("acl") || has("versioning") ? .putBucketACLOrVersioning : .createBucket
+        case "PUT" where has("acl"): .putBucketACL
+        case "PUT" where has("versioning"): .putBucketVersioning
+        case "PUT": .createBucket
         case "HEAD": .headBucket
         case "DELETE": .deleteBucket
         case "GET" where has("uploads"): .listMultipartUploads
@@ -107,7 +134,8 @@ enum S3Operation: String, Sendable, CaseIterable {
                             copySource: Bool, prefix: [UInt8] = []) -> AccessRequirement {
         switch operation {
         case .unsupportedSubresource, .unsupportedDeleteObjects:
-            let plain = classify(method: method, target: target, parameters: parameters.filter { !unsupportedSubresources.contains($0) },
+            let plain = classify(method: method, target: target,
+                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
         default:
@@ -117,7 +145,8 @@ enum S3Operation: String, Sendable, CaseIterable {
 
     /// What the operation needs of the caller's grants (`Grants.permits`), given what it names
     /// and, for a listing, its prefix. CreateBucket needs nothing here: it answers
-    /// BucketAlreadyExists or AccessDenied itself; DeleteObjects decides per key.
+    /// BucketAlreadyExists or AccessDenied itself (and with a public ACL needs admin on it);
+    /// DeleteObjects decides per key. Setting who else may read or write needs admin.
     func requirement(method: String, target: S3Service.Target, prefix: [UInt8] = []) -> AccessRequirement {
         let bucket = target.bucket ?? ""
         let key = Array(bucket.utf8) + [UInt8(ascii: "/")] + Array((target.key ?? "").utf8)
@@ -126,7 +155,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .createBucket: return .nothing
         // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
@@ -136,7 +165,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACLOrVersioning: return .wholeBucket(.admin, bucket)
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: return .wholeBucket(.admin, bucket)
         case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
@@ -149,11 +178,20 @@ enum S3Operation: String, Sendable, CaseIterable {
     }
 
     /// Whether the request's version id and ACL headers are checked before the operation runs
-    /// (everything but the subresources answered or refused above them).
+    /// (everything but the subresources answered or refused above them). The operations that
+    /// set an ACL read its headers themselves (`setsACL`).
     var checksVersionAndACLs: Bool {
         switch self {
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects: false
         default: true
+        }
+    }
+
+    /// The operations whose `x-amz-acl` header is the setting they make, not a refused extra.
+    var setsACL: Bool {
+        switch self {
+        case .createBucket, .putBucketACL, .putObjectACL: true
+        default: false
         }
     }
 }

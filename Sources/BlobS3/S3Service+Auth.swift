@@ -44,12 +44,12 @@ extension S3Service {
         }
     }
 
-    /// The caller a checked signature (or none) makes: the key's grants and those of every caller.
+    /// The caller a checked signature (or none) makes: the key's grants and those of every caller
+    /// (with a credential: of every authenticated caller).
     func principal(_ authorized: Authorized?) -> Principal {
-        let anonymous = access.anonymousGrants
-        guard let authorized else { return .anonymous(anonymous) }
+        guard let authorized else { return .anonymous(access.anonymousGrants) }
         let identity: Principal.Identity = authorized.keyID.map { .key($0) } ?? .accessKey(authorized.accessKey)
-        return Principal(identity, grants: authorized.grants.union(anonymous))
+        return Principal(identity, grants: authorized.grants.union(access.authenticatedGrants))
     }
 
     /// The caller, if its grants meet `requirement`; AccessDenied otherwise.

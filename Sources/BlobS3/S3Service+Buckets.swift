@@ -29,7 +29,8 @@ extension S3Service {
     /// The region of a bucket created without a LocationConstraint.
     static let defaultRegion = "us-east-1"
 
-    /// CreateBucket, with an optional `CreateBucketConfiguration` naming its LocationConstraint.
+    /// CreateBucket, with an optional `CreateBucketConfiguration` naming its LocationConstraint
+    /// and an optional canned ACL (`x-amz-acl`).
     /// blobd serves every region's requests alike; the region is recorded and answered (by
     /// GetBucketLocation, HeadBucket and ListBuckets) so that a client which asked for one is
     /// not told another.
@@ -39,11 +40,18 @@ extension S3Service {
         }
         // Creating a bucket needs write on all of it. A caller without it learns that the name
         // is taken when it is (as S3 answers for another account's bucket), else AccessDenied.
+        try Self.refuseGrantHeaders(head)
+        var acl = CannedACL.private
+        if let header = head["x-amz-acl"] { acl = try Self.cannedACL(header, forObject: false) }
         guard caller.grants.allows(.write, wholeBucket: name) else {
             if try store.buckets.bucket(name) != nil {
                 throw S3Error(.bucketAlreadyExists, "The requested bucket name is not available. Please select a different name and try again.")
             }
             throw S3Error(.accessDenied, "Access Denied: creating bucket \(name) needs write on all of it.")
+        }
+        // A public bucket lets others in: that needs admin on it, as PutBucketAcl does.
+        guard acl == .private || caller.grants.allows(.admin, wholeBucket: name) else {
+            throw S3Error(.accessDenied, "Access Denied: creating bucket \(name) with the ACL '\(acl.rawValue)' needs admin on all of it.")
         }
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
@@ -53,6 +61,7 @@ extension S3Service {
                 guard try store.buckets.createBucket(bucket) else {
                     throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
                 }
+                if acl != .private { try setAccess(name, .acl, to: acl.rawValue) }
                 return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
             } catch {
                 return failure(error, head: head, bucket: name, key: nil, requestID: requestID)

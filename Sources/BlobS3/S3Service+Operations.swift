@@ -10,7 +10,7 @@ extension S3Service {
     // long-functions: flat table (one case per operation, nothing else), allowed over 60 lines.
     func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                  authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
-        if operation.checksVersionAndACLs { try Self.refuseVersionsAndACLs(head, query: query) }
+        if operation.checksVersionAndACLs { try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL) }
         let bucket = target.bucket ?? ""
         let key = target.key ?? ""
         switch operation {
@@ -24,6 +24,8 @@ extension S3Service {
                                                                 ("x-amz-bucket-region", found.region ?? Self.defaultRegion)]))
         case .deleteBucket:
             try store.buckets.removeBucket(bucket)
+            // Its access settings went with it: this node drops their grants at once.
+            try access.directory.reloadIfChanged()
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         case .listObjects:
             try requireBucket(bucket)
@@ -37,9 +39,18 @@ extension S3Service {
         case .getBucketVersioning:
             try requireBucket(bucket)
             return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
-        case .getBucketACL:
-            try requireBucket(bucket)
-            return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
+        case .getBucketACL, .getObjectACL:
+            return .respond(try getACL(bucket: bucket, key: target.key, requestID: requestID))
+        case .putBucketACL, .putObjectACL:
+            return try receivePutACL(head, bucket: bucket, key: target.key, requestID: requestID)
+        case .putBucketPolicy:
+            return try receivePutPolicy(head, bucket: bucket, requestID: requestID)
+        case .getBucketPolicy:
+            return .respond(try getPolicy(bucket: bucket, requestID: requestID))
+        case .deleteBucketPolicy:
+            return .respond(try deletePolicy(bucket: bucket, requestID: requestID))
+        case .getBucketPolicyStatus:
+            return .respond(try getPolicyStatus(bucket: bucket, requestID: requestID))
         case .deleteObjects:
             return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects:
@@ -49,10 +60,8 @@ extension S3Service {
                 return .respond(answer)
             }
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(name)'.")
-        case .putBucketACLOrVersioning:
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's ACL or versioning.")
-        case .putObjectACL:
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing an object's ACL.")
+        case .putBucketVersioning:
+            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's versioning.")
         case .methodNotAllowed:
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .createMultipartUpload:
@@ -72,9 +81,6 @@ extension S3Service {
             return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, caller: caller, requestID: requestID)
         case .getObjectAttributes:
             return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
-        case .getObjectACL:
-            guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
-            return .respond(xmlResponse(Self.fullControlPolicy, requestID: requestID))
         case .getObject:
             return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
@@ -85,25 +91,25 @@ extension S3Service {
     }
 
     /// A version id other than `null`, and on a write the ACLs blobd does not keep.
-    static func refuseVersionsAndACLs(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) {
+    static func refuseVersionsAndACLs(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
+                                      checkingACLs: Bool = true) throws(S3Error) {
         if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
             throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")
         }
-        if head.method == "PUT" || head.method == "POST" {
+        if checkingACLs && (head.method == "PUT" || head.method == "POST") {
             try refuseACLs(head)
         }
     }
 
-    /// Canned ACLs and grants on a write: blobd keeps every object private to its keys, so only
-    /// the ACLs that say so (`private`, and `bucket-owner-full-control`, which rclone and
-    /// s3cmd may send) are accepted; the rest get NotImplemented rather than being ignored.
+    /// Canned ACLs and grants on a write: an upload keeps its object private to the keys (a
+    /// public object is made by PutObjectAcl), so only the ACLs that say so (`private`, and
+    /// `bucket-owner-full-control`, which rclone and s3cmd may send) are accepted; the rest get
+    /// NotImplemented rather than being ignored.
     static func refuseACLs(_ head: HTTPRequestHead) throws(S3Error) {
         if let acl = head["x-amz-acl"], !["private", "bucket-owner-full-control"].contains(acl.trimmingOWS()) {
             throw S3Error(.notImplemented, "blobd's S3 dialect keeps objects private; the canned ACL '\(acl)' is not supported.")
         }
-        if let grant = head.headers.first(where: { $0.name.lowercased().hasPrefix("x-amz-grant-") }) {
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support ACL grants (\(grant.name)).")
-        }
+        try refuseGrantHeaders(head)
     }
 
     /// A GET of a configuration blobd never has (policy, lifecycle, tags, ...) answers as S3 does
@@ -117,7 +123,6 @@ extension S3Service {
         case .bucket(let bucket):
             try requireBucket(bucket)
             switch name {
-            case "policy": throw S3Error(.noSuchBucketPolicy, "The bucket policy does not exist")
             case "lifecycle": throw S3Error(.noSuchLifecycleConfiguration, "The lifecycle configuration does not exist")
             case "cors": throw S3Error(.noSuchCORSConfiguration, "The CORS configuration does not exist")
             case "website": throw S3Error(.noSuchWebsiteConfiguration, "The specified bucket does not have a website configuration")
@@ -148,8 +153,4 @@ extension S3Service {
     }
 
     static let owner = "<Owner><ID>blobd</ID><DisplayName>blobd</DisplayName></Owner>"
-    static let fullControlPolicy = XML.declaration + "<AccessControlPolicy xmlns=\"\(XML.namespace)\">" + owner
-        + "<AccessControlList><Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">"
-        + "<ID>blobd</ID><DisplayName>blobd</DisplayName></Grantee><Permission>FULL_CONTROL</Permission></Grant>"
-        + "</AccessControlList></AccessControlPolicy>"
 }

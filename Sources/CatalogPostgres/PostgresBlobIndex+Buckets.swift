@@ -49,6 +49,7 @@ extension PostgresBlobIndex {
                                                   [.bytes(prefix), .bytes(upper)]).rows.first?.bool("found") ?? false
                 guard !used else { return .failure(.bucketNotEmpty) }
                 try connection.execute("DELETE FROM buckets WHERE name = $1", [.text(name)])
+                try Self.dropBucketAccess(name, on: connection)
                 return .success(())
             }
         }

@@ -61,6 +61,8 @@ enum PostgresSchema {
         // which was lost across a restart while uploads had no column for it.
         ("6-upload-content-language", "ALTER TABLE uploads ADD COLUMN content_language text"),
         ("7-access", PostgresAccessRow.schema),
+        // Canned ACLs and policies of buckets and objects (S3 access settings).
+        ("8-bucket-access", PostgresBlobIndex.bucketAccessSchema),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

@@ -53,6 +53,7 @@ extension SQLiteBlobIndex {
                                          arguments: [Data(prefix), Data(upper)]) ?? false
             guard !used else { return .failure(.bucketNotEmpty) }
             try db.execute(sql: "DELETE FROM buckets WHERE name = ?", arguments: [name])
+            try Self.dropBucketAccess(name, in: db)
             return .success(())
         }
         try result.get()

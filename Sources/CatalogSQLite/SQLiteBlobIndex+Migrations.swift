@@ -110,6 +110,8 @@ extension SQLiteBlobIndex {
             try db.execute(sql: "ALTER TABLE uploads ADD COLUMN content_language TEXT")
         }
         migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
+        // Canned ACLs and policies of buckets and objects (S3 access settings).
+        migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
         return migrator
     }
 }

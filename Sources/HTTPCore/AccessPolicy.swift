@@ -34,6 +34,8 @@ public final class AccessPolicy: Sendable {
 
     private struct Tokens: Sendable {
         var bearer: [Entry] = []
+        /// The same entries by digest: a request finds its token in one lookup however many there are.
+        var byDigest: [[UInt8]: Grants] = [:]
         var s3: [String: S3Key] = [:]
         /// `anonymous` lines.
         var anonymous: [Grant] = []
@@ -121,16 +123,23 @@ public final class AccessPolicy: Sendable {
         return Grants(lines + (publicRead ? [Grant(.read)] : []) + directory.anonymous.list)
     }
 
+    /// What every caller with a credential holds, besides its own grants: the anonymous grants
+    /// and those of authenticated-read ACLs. Empty additions in open access (every grant is held).
+    public var authenticatedGrants: Grants { authenticatedGrants(adding: anonymousGrants) }
+
+    /// `anonymous` (the anonymous grants, already read) with those of authenticated-read ACLs.
+    public func authenticatedGrants(adding anonymous: Grants) -> Grants {
+        let authenticated = directory.authenticated
+        return isOpen || authenticated.list.isEmpty ? anonymous : anonymous.union(authenticated)
+    }
+
     /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of
-    /// the catalog key it is (nil for a tokens-file line). Every tokens-file entry is compared,
-    /// whatever matches, so timing does not tell which token is near; catalog keys are found by
-    /// the digest of a random token, which tells nothing of another.
+    /// the catalog key it is (nil for a tokens-file line). Tokens are found by the SHA-256 of
+    /// what the client sent, in a hash table: how long a lookup takes depends on that digest,
+    /// which tells a client nothing about any token's (finding a token near another's digest
+    /// means inverting SHA-256), so the lookup need not scan every token in constant time.
     func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, keyID: String?)? {
-        var granted: Grants?
-        for entry in tokens.withLock({ $0.bearer }) where Self.constantTimeEqual(entry.digest, presented) {
-            granted = entry.grants
-        }
-        if let granted { return (granted, nil) }
+        if let granted = tokens.withLock({ $0.byDigest[presented] }) { return (granted, nil) }
         return directory.key(tokenHash: presented).map { ($0.grants, $0.id) }
     }
 
@@ -189,7 +198,9 @@ public final class AccessPolicy: Sendable {
             switch line {
             case .s3(let id, let secret, let grants): tokens.s3[id] = S3Key(secret: secret, grants: grants)
             case .bearer(let token, let grants):
-                tokens.bearer.append(Entry(digest: SHA256Hasher.hash(Array(token.utf8)), grants: grants))
+                let digest = SHA256Hasher.hash(Array(token.utf8))
+                tokens.bearer.append(Entry(digest: digest, grants: grants))
+                tokens.byDigest[digest] = grants
             case .anonymous(let grants): tokens.anonymous += grants.list
             }
         }

@@ -8,7 +8,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// The keys of the catalog (made at run time or by a bootstrap file) and its anonymous grants,
+/// The keys of the catalog (made at run time or by a bootstrap file), its anonymous grants and
+/// those of the buckets' ACLs and policies,
 /// held in memory for every request, by token digest and by access key id. The node that
 /// changes a key reloads at once; every node polls the catalog's access version once a second,
 /// so a key revoked on one node stops working on every other within about a second.
@@ -18,6 +19,7 @@ public final class KeyDirectory: Sendable {
         var byToken: [[UInt8]: KeyRecord] = [:]
         var byAccessKey: [String: KeyRecord] = [:]
         var anonymous: Grants = .none
+        var authenticated: Grants = .none
         var keys: [KeyRecord] = []
     }
 
@@ -63,7 +65,14 @@ public final class KeyDirectory: Sendable {
             fresh.byToken[key.tokenHash] = key
             fresh.byAccessKey[key.accessKeyID] = key
         }
-        fresh.anonymous = try index.anonymousGrants()
+        // The effective grants of every caller, computed here once for every node and dialect:
+        // the catalog's anonymous grants and those of the buckets' ACLs and policies.
+        let settings = SettingGrants(try index.bucketAccess())
+        for unreadable in settings.unreadable {
+            logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
+        }
+        fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
+        fresh.authenticated = Grants(settings.authenticated)
         snapshot.withLock { current in if fresh.version >= current.version { current = fresh } }
     }
 
@@ -83,6 +92,9 @@ public final class KeyDirectory: Sendable {
     /// Every key, as last read.
     public var keys: [KeyRecord] { snapshot.withLock { $0.keys } }
 
-    /// The catalog's anonymous grants (a bootstrap file's).
+    /// The catalog's anonymous grants: a bootstrap file's, and those of public ACLs and bucket policies.
     public var anonymous: Grants { snapshot.withLock { $0.anonymous } }
+
+    /// What every caller with a credential holds besides (authenticated-read ACLs).
+    public var authenticated: Grants { snapshot.withLock { $0.authenticated } }
 }

@@ -95,7 +95,8 @@ public struct BearerAuthenticator: Authenticator {
         try authenticate(head, adding: access.anonymousGrants)
     }
 
-    /// The principal, with `anonymous` (what every caller may do) added to its own grants.
+    /// The principal, with `anonymous` (what every caller may do) and what every caller with a
+    /// credential may do (authenticated-read ACLs) added to its own grants.
     func authenticate(_ head: HTTPRequestHead, adding anonymous: Grants) throws(HTTPError) -> Principal {
         guard let header = head["Authorization"] else { return .anonymous(anonymous) }
         let parts = header.split(separator: " ", maxSplits: 1)
@@ -105,6 +106,6 @@ public struct BearerAuthenticator: Authenticator {
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
         guard let found = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
         let identity: Principal.Identity = found.keyID.map { .key($0) } ?? .bearer(hex(presented.prefix(16)))
-        return Principal(identity, grants: found.grants.union(anonymous))
+        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)))
     }
 }

@@ -10,7 +10,7 @@ import PostgresClient
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
-        abstract: "Check flags, BLOBD_* variables and the tokens file without starting (as nginx -t).",
+        abstract: "Check flags, BLOBD_* variables, the tokens file and the bootstrap file without starting (as nginx -t).",
         // Said outright: with serve's flags as an option group, the generated usage would read `blobd serve check-config`.
         usage: "blobd check-config [<serve flags>]",
         discussion: "Prints what blobd would run with and exits 0, or prints the first error and exits 64 (as blobd itself does).")
@@ -27,7 +27,18 @@ struct CheckConfig: ParsableCommand {
             printError("blobd check-config: \(invalid.description)")
             throw ExitCode.validationFailure
         }
-        for line in Self.summary(configuration, access: access) { print(line) }
+        var bootstrap = "none"
+        if let path = configuration.bootstrapFile {
+            do throws(Bootstrap.Invalid) {
+                let plan = try Bootstrap.load(path)
+                bootstrap = "\(path): \(plan.buckets.count) buckets, \(plan.keys.count) keys, \(plan.anonymous.list.count) anonymous grants"
+            } catch {
+                // As blobd itself: a bad bootstrap file stops it with exit 2.
+                printError("blobd check-config: --bootstrap \(path): \(error)")
+                throw ExitCode(2)
+            }
+        }
+        for line in Self.summary(configuration, access: access) + ["bootstrap: \(bootstrap)"] { print(line) }
         for name in Self.unknownVariables(Configuration.processEnvironment, of: serve) {
             printError("blobd check-config: warning: \(name) is no setting of blobd (a typo?); it is ignored")
         }

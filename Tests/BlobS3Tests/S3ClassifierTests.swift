@@ -48,8 +48,15 @@ import Testing
         Row("GET", "/", ["tagging"], .unsupportedSubresource),
         // Buckets.
         Row("PUT", "/b", .createBucket),
-        Row("PUT", "/b", ["acl"], .putBucketACLOrVersioning),
-        Row("PUT", "/b", ["versioning"], .putBucketACLOrVersioning),
+        Row("PUT", "/b", ["acl"], .putBucketACL),
+        Row("PUT", "/b", ["versioning"], .putBucketVersioning),
+        Row("PUT", "/b", ["policy"], .putBucketPolicy),
+        Row("GET", "/b", ["policy"], .getBucketPolicy),
+        Row("DELETE", "/b", ["policy"], .deleteBucketPolicy),
+        Row("GET", "/b", ["policyStatus"], .getBucketPolicyStatus),
+        Row("POST", "/b", ["policy"], .methodNotAllowed),
+        Row("PUT", "/b", ["policyStatus"], .methodNotAllowed),
+        Row("GET", "/b", ["policy", "tagging"], .getBucketConfiguration),
         Row("PUT", "/b", ["lifecycle"], .unsupportedSubresource),
         Row("HEAD", "/b", .headBucket),
         Row("DELETE", "/b", .deleteBucket),
@@ -62,7 +69,6 @@ import Testing
         Row("GET", "/b", ["location"], .getBucketLocation),
         Row("GET", "/b", ["versioning"], .getBucketVersioning),
         Row("GET", "/b", ["acl"], .getBucketACL),
-        Row("GET", "/b", ["policy"], .getBucketConfiguration),
         Row("GET", "/b", ["torrent"], .getBucketConfiguration),
         Row("GET", "/b", ["acl", "tagging"], .getBucketConfiguration),
         Row("POST", "/b", ["delete"], .deleteObjects),
@@ -77,6 +83,9 @@ import Testing
         Row("PUT", "/b/k", ["acl"], copySource: true, .copyObject),
         Row("PUT", "/b/k", ["acl"], .putObjectACL),
         Row("PUT", "/b/k", ["tagging"], .unsupportedSubresource),
+        Row("PUT", "/b/k", ["policy"], .unsupportedSubresource),
+        Row("GET", "/b/k", ["policy"], .unsupportedSubresource),
+        Row("GET", "/", ["policy"], .unsupportedSubresource),
         Row("PUT", "/b/k", ["tagging"], copySource: true, .unsupportedSubresource),
         Row("GET", "/b/k", .getObject),
         Row("HEAD", "/b/k", .getObject),
@@ -130,9 +139,9 @@ import Testing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
             .bucket("b")
-        case .putBucketACLOrVersioning: .wholeBucket(.admin, "b")
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
         case .unsupportedSubresource, .methodNotAllowed:
@@ -144,6 +153,11 @@ import Testing
         default: .key(action, key)
         }
         #expect(row.operation.requirement(method: row.method, target: row.shape, prefix: Array("p".utf8)) == expected)
+    }
+
+    /// Only the operations that set an ACL read `x-amz-acl` themselves.
+    @Test func aclSettersReadTheirHeader() {
+        #expect(Set(S3Operation.allCases.filter(\.setsACL)) == [.createBucket, .putBucketACL, .putObjectACL])
     }
 
     /// Only the subresource answers skip the version and ACL checks.

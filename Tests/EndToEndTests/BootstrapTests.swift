@@ -89,4 +89,18 @@ import Testing
         let again = try BlobdProcess(["--tokens-file", admin], dataDir: data)
         #expect(try curl(["-H", "Authorization: Bearer \(token)", again.baseURL + "/v1/whoami"]).status == 200, "the key is unchanged")
     }
+
+    /// `blobd check-config --bootstrap FILE` checks the file as blobd would: exit 0 with a
+    /// summary, or exit 2 with the reason.
+    @Test func checkConfigChecksTheFile() throws {
+        let dir = TempDir()
+        let good = dir.file("good.json", Array(Self.file.utf8))
+        let checked = try run(blobdExecutable(), ["check-config", "--bootstrap", good, "--data-dir", dir.path + "/data"])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(String(decoding: checked.stdout, as: UTF8.self).contains("bootstrap: \(good): 1 buckets, 1 keys, 1 anonymous grants\n"))
+        let bad = dir.file("bad.json", Array(#"{"anonymous": ["fly"]}"#.utf8))
+        let refused = try run(blobdExecutable(), ["check-config", "--bootstrap", bad, "--data-dir", dir.path + "/data"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("unknown action 'fly'"), "\(refused.stderr)")
+    }
 }

@@ -5,7 +5,8 @@ import Testing
 
 /// Keys on a two-node PostgreSQL cluster (issue 22): a key made on one node works on the
 /// other, its revocation is 401 at once on the node that revoked it and within 2 s on the
-/// other; two nodes starting together with the same bootstrap file converge.
+/// other; two nodes starting together with the same bootstrap file converge; a public ACL set
+/// through one node's S3 opens (and closes) the bucket on the other within 2 s.
 @Suite(.serialized, .enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
 struct ClusterAccessTests {
     @Test func revocationReachesTheOtherNodeWithinTwoSeconds() throws {
@@ -58,5 +59,34 @@ struct ClusterAccessTests {
         }
         let keys = try postgres.psql("SELECT count(*) FROM access_keys", database: "blobd")
         #expect(String(decoding: keys.stdout, as: UTF8.self) == "1\n", "one key, applied by both")
+    }
+
+    @Test func aPublicACLReachesTheOtherNodeWithinTwoSeconds() throws {
+        let dir = TempDir()
+        let tokens = dir.file("tokens", Array("s3 ADMIN admin-secret admin,read,write,delete\n".utf8))
+        chmod(tokens, 0o600)
+        let cluster = try ClusterTests.Cluster(extra: ["--tokens-file", tokens, "--s3-listen", "127.0.0.1:0"])
+        let port = try #require(cluster.nodes[0].s3Port)
+        let result = try run("/usr/bin/env", ["S3A=http://127.0.0.1:\(port)", "B=\(cluster.nodes[1].baseURL)", "python3", "-c", """
+            import os, sys, time, subprocess, boto3
+            from botocore.config import Config
+            def check(condition, what):
+                if not condition: sys.exit("FAILED: " + what)
+            def status_on_b(path):
+                return subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", os.environ["B"] + path],
+                                      capture_output=True, text=True).stdout
+            a = boto3.client("s3", endpoint_url=os.environ["S3A"], region_name="us-east-1", aws_access_key_id="ADMIN",
+                             aws_secret_access_key="admin-secret", config=Config(signature_version="s3v4"))
+            a.create_bucket(Bucket="shared")
+            a.put_object(Bucket="shared", Key="k", Body=b"x")
+            check(status_on_b("/v1/blobs/shared/k") == "401", "private at first")
+            for acl, expected in [("public-read", "200"), ("private", "401")]:
+                a.put_bucket_acl(Bucket="shared", ACL=acl)
+                start = time.monotonic()
+                while status_on_b("/v1/blobs/shared/k") != expected:
+                    check(time.monotonic() - start < 2, acl + " reaches B within 2 s")
+                    time.sleep(0.05)
+            """], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)\n\(String(decoding: result.stdout, as: UTF8.self))")
     }
 }
