@@ -44,12 +44,13 @@ extension BlobService {
         return share
     }
 
-    /// What the link's maker may do now: its credential's own grants and every caller's; nil
-    /// once the credential is gone or expired.
+    /// What the link's maker may do now, as a request with its credential could: the
+    /// credential's own grants, every caller's and every credential's; nil once the credential
+    /// is gone or expired.
     private func makerGrants(_ creator: String) -> Grants? {
         let anonymous = access.anonymousGrants
         if creator == "anonymous" { return anonymous }
-        return access.grants(ofPrincipal: creator)?.union(anonymous)
+        return access.grants(ofPrincipal: creator)?.union(access.authenticatedGrants(adding: anonymous))
     }
 
     /// The key `rest` names: a key link's own (no `rest`), a prefix link's prefix and the
