@@ -88,7 +88,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork",
+            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork", "SystemCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

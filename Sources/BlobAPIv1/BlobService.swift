@@ -64,10 +64,12 @@ public final class BlobService: HTTPHandler {
         return response
     }
 
-    /// The one way an error becomes a response: counted, logged when it is the server's fault.
+    /// The one way an error becomes a response: counted (a refusal by its reason too), logged
+    /// when it is the server's fault.
     func failure(_ error: any Error) -> HTTPResponse {
         let problem = Problem(error)
         metrics.recordError(kind: problem.slug)
+        if let refusal = AuthRefusal(error) { metrics.recordRefusal(dialect: .v1, reason: refusal) }
         if problem.status >= 500 {
             logger.error("Request failed", metadata: ["error": "\(error)"])
         }
@@ -125,7 +127,8 @@ public final class BlobService: HTTPHandler {
             return head
         }
         return HTTPRequestHead(method: String(method).uppercased(), path: head.path, version: head.version,
-                               headers: head.headers, query: head.query, peer: head.peer, isStrictlyFramed: head.isStrictlyFramed)
+                               headers: head.headers, query: head.query, peer: head.peer, isStrictlyFramed: head.isStrictlyFramed,
+                               annotation: head.annotation)
     }
 
     /// The `Location` of a key, under `--public-url`.

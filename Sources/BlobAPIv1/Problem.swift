@@ -129,7 +129,7 @@ public struct Problem: Equatable, Sendable {
             self.init(error.failureClass, "method-not-allowed", "Method not allowed",
                       "This resource supports \(allowed.joined(separator: ", ")).")
             headers = [("Allow", allowed.joined(separator: ", "))]
-        case .unauthorized(let detail):
+        case .unauthorized(_, let detail):
             self.init(error.failureClass, "unauthorized", "Unauthorized", detail)
             headers = [("WWW-Authenticate", "Bearer realm=\"blobd\"")]
         case .forbidden(let requirement):

@@ -22,6 +22,8 @@ extension BlobService {
         let slash = raw.firstIndex(of: UInt8(ascii: "/"))
         let id = String(decoding: raw[..<(slash ?? raw.endIndex)], as: UTF8.self)
         let rest = slash.map { raw[raw.index(after: $0)...] }
+        // The access log names the link the request used, as its path does already.
+        if Self.isShareID(id) { head.annotation.principal = HTTPRequestAnnotation.Principal(name: "share:" + id, label: nil) }
         let share = try shareInForce(id)
         switch share.allow {
         case .read: return try shareRead(head, share, rest)

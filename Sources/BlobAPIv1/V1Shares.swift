@@ -29,7 +29,7 @@ extension BlobService {
                 let request = try Self.parseShareRequest(try Self.jsonObject(body))
                 for requirement in Self.requirements(target: request.target, isPrefix: request.isPrefix, allow: request.allow)
                 where !caller.grants.permits(requirement) {
-                    if caller.isAnonymous { throw HTTPError.unauthorized("Making a share link needs a bearer token.") }
+                    if caller.isAnonymous { throw HTTPError.unauthorized(.noCredential, "Making a share link needs a bearer token.") }
                     throw HTTPError.forbidden(requirement)
                 }
                 let now = Int64(time(nil))
@@ -48,7 +48,7 @@ extension BlobService {
     func listShares(_ head: HTTPRequestHead) throws -> HTTPResponse {
         let caller = try BearerAuthenticator(access).authenticate(head)
         if caller.isAnonymous, !caller.grants.list.contains(where: { $0.action == .share }) {
-            throw HTTPError.unauthorized("Listing share links needs a bearer token.")
+            throw HTTPError.unauthorized(.noCredential, "Listing share links needs a bearer token.")
         }
         let shares = try shareCatalog().shares(createdBy: caller.name)
         return Self.jsonResponse(status: 200, .object([("shares", .array(shares.map { json($0, head) }))]))
@@ -61,7 +61,7 @@ extension BlobService {
         let catalog = try shareCatalog()
         guard Self.isShareID(id), let share = try catalog.share(id) else { throw StoreError.shareNotFound }
         if share.creator != caller.name, !caller.grants.allowsEverywhere(.admin) {
-            if caller.isAnonymous { throw HTTPError.unauthorized("Revoking a share link needs its maker's bearer token.") }
+            if caller.isAnonymous { throw HTTPError.unauthorized(.noCredential, "Revoking a share link needs its maker's bearer token.") }
             throw HTTPError.forbidden(.everywhere(.admin))
         }
         try catalog.removeShare(id)

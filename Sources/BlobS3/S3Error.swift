@@ -118,12 +118,29 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
     var bucket: String?
     var key: String?
     var headers: [(name: String, value: String)] = []
+    /// Why the credential or its grants were refused, where the code alone does not say.
+    private var reason: AuthRefusal?
 
     var failureClass: FailureClass { code.failureClass }
 
-    init(_ code: Code, _ message: String) {
+    /// `refusal`: why an AccessDenied refuses, where that is not that the grants fall short.
+    init(_ code: Code, _ message: String, refusal: AuthRefusal? = nil) {
         self.code = code
         self.message = message
+        self.reason = refusal
+    }
+
+    /// Why the request was refused for its credential or its grants, as
+    /// `blobd_auth_refusals_total` counts it; nil for any other failure (a quota is a 403 too).
+    var refusal: AuthRefusal? {
+        if let reason { return reason }
+        switch code {
+        case .invalidAccessKeyId: return .unknownCredential
+        case .signatureDoesNotMatch: return .badSignature
+        case .requestTimeTooSkewed: return .expired
+        case .accessDenied: return .forbidden
+        default: return nil
+        }
     }
 
     static func == (lhs: S3Error, rhs: S3Error) -> Bool {
@@ -150,7 +167,9 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case .invalidKey(let reason): self.init(.invalidArgument, "Invalid object key: \(reason).")
         case .notFound: self.init(.noSuchKey, "The specified key does not exist.")
         case .preconditionFailed: self.init(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
-        case .createOnly: self.init(.accessDenied, "An object exists at this key, and the access key may only create (grant 'create').")
+        case .createOnly:
+            self.init(.accessDenied, "An object exists at this key, and the access key may only create (grant 'create').",
+                      refusal: .createOnly)
         case .tooLarge(let limit): self.init(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size of \(limit) bytes.")
         case .digestMismatch: self.init(.contentSHA256Mismatch, "The provided 'x-amz-content-sha256' header does not match what was computed.")
         case .insufficientStorage, .index(.full): self.init(.insufficientStorage, "The data directory does not have enough free space; nothing was changed.")
@@ -200,8 +219,8 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.invalidArgument, detail)
         case .noRoute, .methodNotAllowed:
             self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
-        case .unauthorized(let detail):
-            self.init(.accessDenied, detail)
+        case .unauthorized(let reason, let detail):
+            self.init(.accessDenied, detail, refusal: reason)
         case .forbidden(let requirement):
             self.init(.accessDenied, "Access Denied: the access key's grants do not allow \(requirement).")
         case .unsupportedMediaType(let detail):

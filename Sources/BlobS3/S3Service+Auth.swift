@@ -20,6 +20,8 @@ extension S3Service {
         let grants: Grants
         /// The catalog key it is, nil for a tokens-file line.
         let keyID: String?
+        /// That catalog key's name.
+        let keyName: String?
 
         init(signed: SigV4.Signed?, accessKey: String, key: AccessPolicy.S3Key) {
             self.signed = signed
@@ -27,6 +29,7 @@ extension S3Service {
             self.secret = key.secret
             self.grants = key.grants
             self.keyID = key.keyID
+            self.keyName = key.keyName
         }
     }
 
@@ -49,15 +52,19 @@ extension S3Service {
     func principal(_ authorized: Authorized?) -> Principal {
         guard let authorized else { return .anonymous(access.anonymousGrants) }
         let identity: Principal.Identity = authorized.keyID.map { .key($0) } ?? .accessKey(authorized.accessKey)
-        return Principal(identity, grants: authorized.grants.union(access.authenticatedGrants))
+        return Principal(identity, grants: authorized.grants.union(access.authenticatedGrants), keyName: authorized.keyName)
     }
 
-    /// The caller, if its grants meet `requirement`; AccessDenied otherwise.
-    func authorize(_ authorized: Authorized?, _ requirement: AccessRequirement) throws(S3Error) -> Principal {
+    /// The caller, if its grants meet `requirement`; AccessDenied otherwise. Either way the
+    /// caller is noted on `head` for the access log.
+    func authorize(_ authorized: Authorized?, _ requirement: AccessRequirement,
+                   noting head: HTTPRequestHead) throws(S3Error) -> Principal {
         let caller = principal(authorized)
+        head.note(caller)
         guard caller.grants.permits(requirement) else {
             if caller.isAnonymous {
-                throw S3Error(.accessDenied, "Anonymous access is not allowed here; sign the request with an access key.")
+                throw S3Error(.accessDenied, "Anonymous access is not allowed here; sign the request with an access key.",
+                              refusal: .noCredential)
             }
             throw S3Error(.accessDenied, "Access Denied: the access key's grants do not allow \(requirement).")
         }
@@ -79,17 +86,15 @@ extension S3Service {
             return try authenticate(head, query: query, sigV2: signed)
         }
         guard let signed = try SigV4.signed(head, query: query) else { return nil }
-        guard let key = access.s3Key(signed.accessKey) else {
-            throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
-        }
+        guard let key = access.s3Key(signed.accessKey) else { throw unknownAccessKey(signed.accessKey) }
         guard let signedAt = SigV4.seconds(ofAmzDate: signed.amzDate) else {
-            throw S3Error(.accessDenied, "X-Amz-Date must be YYYYMMDDTHHMMSSZ.")
+            throw S3Error(.accessDenied, "X-Amz-Date must be YYYYMMDDTHHMMSSZ.", refusal: .badSignature)
         }
         guard signed.amzDate.hasPrefix(signed.scopeDate), signed.service == "s3" else {
             throw S3Error(.authorizationHeaderMalformed, "The credential scope must name the request's date and the service s3.")
         }
         guard signed.signedHeaders.contains("host") else {
-            throw S3Error(.accessDenied, "The Host header must be signed.")
+            throw S3Error(.accessDenied, "The Host header must be signed.", refusal: .badSignature)
         }
         try Self.checkSignedHeaders(head, signed)
         try Self.checkTime(signed, signedAt: signedAt)
@@ -111,10 +116,11 @@ extension S3Service {
     /// and every header signed must be there.
     private static func checkSignedHeaders(_ head: HTTPRequestHead, _ signed: SigV4.Signed) throws(S3Error) {
         if let unsigned = SigV4.unsignedAmzHeader(head.headers, signed: signed) {
-            throw S3Error(.accessDenied, "There were headers present in the request which were not signed: \(unsigned)")
+            throw S3Error(.accessDenied, "There were headers present in the request which were not signed: \(unsigned)",
+                          refusal: .badSignature)
         }
         if let absent = SigV4.absentSignedHeader(head.headers, signed: signed) {
-            throw S3Error(.accessDenied, "The signed header \(absent) is not in the request.")
+            throw S3Error(.accessDenied, "The signed header \(absent) is not in the request.", refusal: .badSignature)
         }
     }
 
@@ -126,13 +132,22 @@ extension S3Service {
         }
     }
 
+    /// InvalidAccessKeyId for an access key id that is not in force; its refusal is `expired`
+    /// for a catalog key past its expiry.
+    func unknownAccessKey(_ id: String) -> S3Error {
+        S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.",
+                refusal: access.directory.hasExpired(accessKeyID: id) ? .expired : .unknownCredential)
+    }
+
     /// A presigned URL is valid from its date until it expires; a header-signed request within
     /// 15 minutes of the clock either way.
     static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
         let now = Int64(time(nil))
         if let expires = signed.expires {
-            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired") }
-            guard signedAt <= now + maxSkew else { throw S3Error(.accessDenied, "Request is not valid yet") }
+            guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired", refusal: .expired) }
+            guard signedAt <= now + maxSkew else {
+                throw S3Error(.accessDenied, "Request is not valid yet", refusal: .expired)
+            }
         } else if abs(now - signedAt) > maxSkew {
             throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")
         }

@@ -81,7 +81,7 @@ public final class S3Service: HTTPHandler {
             let caller = try authorize(authorized, S3Operation.requirement(
                 of: operation, method: head.method, target: target, parameters: parameters.map(\.name),
                 copySource: effectiveHead["x-amz-copy-source"] != nil,
-                prefix: Self.value("prefix", in: parameters).map { Array($0.utf8) } ?? []))
+                prefix: Self.value("prefix", in: parameters).map { Array($0.utf8) } ?? []), noting: head)
             return try perform(operation, effectiveHead, query: parameters, target: target, authorized: authorized,
                                caller: caller, requestID: requestID)
         } catch {
@@ -113,9 +113,11 @@ public final class S3Service: HTTPHandler {
         return min(number, 1000)
     }
 
-    /// The one way an S3 error becomes a response: counted, logged when it is the server's fault.
+    /// The one way an S3 error becomes a response: counted (a refusal by its reason too), logged
+    /// when it is the server's fault.
     func failure(_ error: S3Error, head: HTTPRequestHead, requestID: String) -> HTTPResponse {
         metrics.recordError(kind: "s3-" + error.code.rawValue)
+        if let refusal = error.refusal { metrics.recordRefusal(dialect: .s3, reason: refusal) }
         if error.code.status >= 500 && error.code != .notImplemented {
             logger.error("S3 request failed", metadata: ["error": "\(error.message)", "code": "\(error.code.rawValue)"])
         }

@@ -64,7 +64,8 @@ enum SigV2 {
         guard let key, let signature else { return nil }
         guard !query.contains(where: { $0.name == "X-Amz-Algorithm" }) else { throw onlyOneMechanism }
         guard let expires, let seconds = Int64(String(decoding: expires, as: UTF8.self)) else {
-            throw S3Error(.accessDenied, "Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters")
+            throw S3Error(.accessDenied, "Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters",
+                          refusal: .badSignature)
         }
         return Signed(accessKey: String(decoding: key, as: UTF8.self), signature: String(decoding: signature, as: UTF8.self),
                       expires: seconds)
@@ -161,7 +162,7 @@ enum SigV2 {
         }
         guard !added.isEmpty else { return head }
         return HTTPRequestHead(method: head.method, path: head.path, version: head.version, headers: head.headers + added,
-                               query: head.query, peer: head.peer)
+                               query: head.query, peer: head.peer, annotation: head.annotation)
     }
 
     /// `/BUCKET` for `/BUCKET/` and the other way round; nil for any other path.
@@ -219,18 +220,18 @@ extension S3Service {
     /// Checks a SigV2 signature: the same rules as SigV4's, on SigV2's string to sign.
     func authenticate(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
                       sigV2 signed: SigV2.Signed) throws(S3Error) -> Authorized {
-        guard let key = access.s3Key(signed.accessKey) else {
-            throw S3Error(.invalidAccessKeyId, "The AWS access key ID you provided does not exist in our records.")
-        }
+        guard let key = access.s3Key(signed.accessKey) else { throw unknownAccessKey(signed.accessKey) }
         let now = Int64(time(nil))
         if let expires = signed.expires {
-            guard now <= expires else { throw S3Error(.accessDenied, "Request has expired") }
+            guard now <= expires else { throw S3Error(.accessDenied, "Request has expired", refusal: .expired) }
             guard expires <= now + Self.maxPresignedLifetime else {
-                throw S3Error(.accessDenied, "Expires must be at most 604800 seconds (7 days) from now.")
+                throw S3Error(.accessDenied, "Expires must be at most 604800 seconds (7 days) from now.",
+                              refusal: .badSignature)
             }
         } else {
             guard let date = SigV2.requestTime(head) else {
-                throw S3Error(.accessDenied, "AWS authentication requires a valid Date or x-amz-date header")
+                throw S3Error(.accessDenied, "AWS authentication requires a valid Date or x-amz-date header",
+                              refusal: .badSignature)
             }
             guard abs(now - date) <= Self.maxSkew else {
                 throw S3Error(.requestTimeTooSkewed, "The difference between the request time and the current time is too large.")

@@ -51,7 +51,8 @@ enum SigV4 {
     static func signed(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])]) throws(S3Error) -> Signed? {
         if let authorization = head["Authorization"] {
             guard !authorization.isEmpty else {
-                throw S3Error(.accessDenied, "The Authorization header is empty; sign the request with an access key.")
+                throw S3Error(.accessDenied, "The Authorization header is empty; sign the request with an access key.",
+                              refusal: .noCredential)
             }
             // SigV2 (`AWS ID:SIGNATURE`) is SigV2.signed's; anything else is malformed.
             guard authorization.hasPrefix("AWS4-HMAC-SHA256 ") else {
@@ -71,7 +72,7 @@ enum SigV4 {
                 throw S3Error(.authorizationHeaderMalformed, "The Authorization header lacks Credential, SignedHeaders or Signature.")
             }
             guard let amzDate = head["x-amz-date"] else {
-                throw S3Error(.accessDenied, "A signed request needs X-Amz-Date.")
+                throw S3Error(.accessDenied, "A signed request needs X-Amz-Date.", refusal: .badSignature)
             }
             guard let payloadHash = head["x-amz-content-sha256"] else {
                 throw S3Error(.invalidRequest, "A signed S3 request needs x-amz-content-sha256.")

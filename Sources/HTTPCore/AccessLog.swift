@@ -10,6 +10,13 @@ import MicroHTTPD
 /// client cannot forge a line or a field, CWE-117);
 /// JSON: `{"blob.key":…,"client.address":…,…,"label":"blobd","level":"info","msg":"request","ts":…}`
 /// with counts, the status and the duration as JSON numbers.
+///
+/// `principal` names who made the request, as its handler noted it on the head
+/// (`HTTPRequestAnnotation`): `anonymous`, `token:DIGEST` (the first 16 bytes of the token's
+/// SHA-256), `s3:ACCESS_KEY_ID`, `key:ID`, with `principal.name` the key's own name for a key of
+/// the catalog, or `share:ID` for a share link's request (`/s/ID...`, whose path names it too). It is `-` (JSON `null`) when the request ended before anyone was identified: a
+/// framing error, no route, or a credential that did not check out (401, a bad signature); a
+/// request refused for its grants names who was refused. Never a token, secret or signature.
 public final class AccessLog: Sendable {
     /// The line format.
     public enum Format: Sendable {
@@ -68,6 +75,7 @@ public final class AccessLog: Sendable {
         func number(_ value: UInt64) -> (inout [UInt8]) -> Void {
             { out in Self.appendDecimal(value, to: &out) }
         }
+        let none: (inout [UInt8]) -> Void = { [format] in $0 += (format == .json ? "null" : "-").utf8 }
 
         begin(&line)
         if let key { field("blob.key", text(key)) }
@@ -81,7 +89,13 @@ public final class AccessLog: Sendable {
         if let status = summary.status {
             field("http.status", number(UInt64(max(0, status))))
         } else {
-            field("http.status") { [format] in $0 += (format == .json ? "null" : "-").utf8 }
+            field("http.status", none)
+        }
+        if let principal = summary.head.annotation.principal {
+            field("principal", text(principal.name))
+            if let label = principal.label { field("principal.name", text(label)) }
+        } else {
+            field("principal", none)
         }
         end(&line)
         output.write(line, urgent: false)

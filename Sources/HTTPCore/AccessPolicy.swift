@@ -30,6 +30,8 @@ public final class AccessPolicy: Sendable {
         public let secret: String
         public let grants: Grants
         public var keyID: String? = nil
+        /// That catalog key's name.
+        public var keyName: String? = nil
     }
 
     private struct Tokens: Sendable {
@@ -77,7 +79,9 @@ public final class AccessPolicy: Sendable {
     /// The S3 access key `id`: a tokens-file line, else a catalog key that has not expired.
     public func s3Key(_ id: String) -> S3Key? {
         if let line = tokens.withLock({ $0.s3[id] }) { return line }
-        return directory.key(accessKeyID: id).map { S3Key(secret: $0.secretAccessKey, grants: $0.grants, keyID: $0.id) }
+        return directory.key(accessKeyID: id).map {
+            S3Key(secret: $0.secretAccessKey, grants: $0.grants, keyID: $0.id, keyName: $0.name)
+        }
     }
 
     /// Reads the tokens file again; on error the tokens in force stay as they were.
@@ -133,14 +137,14 @@ public final class AccessPolicy: Sendable {
         return isOpen || authenticated.list.isEmpty ? anonymous : anonymous.union(authenticated)
     }
 
-    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id of
-    /// the catalog key it is (nil for a tokens-file line). Tokens are found by the SHA-256 of
-    /// what the client sent, in a hash table: how long a lookup takes depends on that digest,
-    /// which tells a client nothing about any token's (finding a token near another's digest
-    /// means inverting SHA-256), so the lookup need not scan every token in constant time.
-    func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, keyID: String?)? {
+    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id and
+    /// name of the catalog key it is (nil for a tokens-file line). Tokens are found by the
+    /// SHA-256 of what the client sent, in a hash table: how long a lookup takes depends on that
+    /// digest, which tells a client nothing about any token's (finding a token near another's
+    /// digest means inverting SHA-256), so the lookup need not scan every token in constant time.
+    func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, key: (id: String, name: String)?)? {
         if let granted = tokens.withLock({ $0.byDigest[presented] }) { return (granted, nil) }
-        return directory.key(tokenHash: presented).map { ($0.grants, $0.id) }
+        return directory.key(tokenHash: presented).map { ($0.grants, ($0.id, $0.name)) }
     }
 
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

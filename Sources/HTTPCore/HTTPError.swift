@@ -10,8 +10,8 @@ public enum HTTPError: Error, Equatable, Sendable {
     case noRoute
     /// The route exists but not for this method.
     case methodNotAllowed(allowed: [String])
-    /// No token, or an unknown one.
-    case unauthorized(String)
+    /// No token, or an unknown one: why (for the metrics), and the detail the client is told.
+    case unauthorized(AuthRefusal, String)
     /// The credential's grants do not meet the requirement.
     case forbidden(AccessRequirement)
     /// The request body's media type is not the one this route takes.

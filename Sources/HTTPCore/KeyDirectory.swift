@@ -89,6 +89,17 @@ public final class KeyDirectory: Sendable {
         snapshot.withLock { $0.byAccessKey[accessKeyID] }.flatMap { $0.isExpired(now: now) ? nil : $0 }
     }
 
+    /// True when the catalog has a key whose token has this SHA-256 and it expired (a refusal
+    /// of it is counted as `expired`, not as an unknown credential).
+    public func hasExpired(tokenHash: [UInt8], now: Int64 = Int64(time(nil))) -> Bool {
+        snapshot.withLock { $0.byToken[tokenHash] }?.isExpired(now: now) ?? false
+    }
+
+    /// True when the catalog has a key with this access key id and it expired.
+    public func hasExpired(accessKeyID: String, now: Int64 = Int64(time(nil))) -> Bool {
+        snapshot.withLock { $0.byAccessKey[accessKeyID] }?.isExpired(now: now) ?? false
+    }
+
     /// Every key, as last read.
     public var keys: [KeyRecord] { snapshot.withLock { $0.keys } }
 

@@ -24,6 +24,7 @@ public final class Metrics: Sendable {
         var bytesSent: UInt64 = 0
         var errors: [String: UInt64] = [:]
         var slowClientsClosed: [String: UInt64] = [:]
+        var refusals: [AuthRefusal.Dialect: [AuthRefusal: UInt64]] = [:]
     }
 
     private let state = Mutex(State())
@@ -65,6 +66,11 @@ public final class Metrics: Sendable {
     /// head deadline with no new request), `head` or `body`.
     public func recordSlowClientClosed(reason: String) {
         state.withLock { $0.slowClientsClosed[reason, default: 0] += 1 }
+    }
+
+    /// Counts a request refused for its credential or its grants.
+    public func recordRefusal(dialect: AuthRefusal.Dialect, reason: AuthRefusal) {
+        state.withLock { $0.refusals[dialect, default: [:]][reason, default: 0] += 1 }
     }
 
     /// An upload started (+1) or ended (-1).
@@ -110,6 +116,14 @@ public final class Metrics: Sendable {
                "Connections closed by --header-timeout (reason idle or head) or --min-body-rate (body).")
         for (reason, count) in state.slowClientsClosed.sorted(by: { $0.key < $1.key }) {
             out += "blobd_slow_connections_closed_total{reason=\"\(reason)\"} \(count)\n"
+        }
+        family("blobd_auth_refusals_total", "counter",
+               "Requests refused for their credential or grants (401, 403), by dialect and reason.")
+        for dialect in AuthRefusal.Dialect.allCases {
+            for reason in AuthRefusal.allCases {
+                let count = state.refusals[dialect]?[reason] ?? 0
+                out += "blobd_auth_refusals_total{dialect=\"\(dialect.rawValue)\",reason=\"\(reason.rawValue)\"} \(count)\n"
+            }
         }
         if let blobs {
             family("blobd_blobs_stored", "gauge", "Blobs in the index.")

@@ -19,10 +19,13 @@ public struct Principal: Sendable, Equatable {
     public let identity: Identity
     /// What the caller may do: the credential's grants and those of every caller.
     public let grants: Grants
+    /// The name a catalog key was given (the access log's `principal.name`); nil otherwise.
+    public let keyName: String?
 
-    public init(_ identity: Identity, grants: Grants) {
+    public init(_ identity: Identity, grants: Grants, keyName: String? = nil) {
         self.identity = identity
         self.grants = grants
+        self.keyName = keyName
     }
 
     /// A caller without a credential, holding `grants`.
@@ -51,6 +54,14 @@ public struct Principal: Sendable, Equatable {
     }
 }
 
+extension HTTPRequestHead {
+    /// Notes `principal` on the request, for the access log at its completion (its name, and a
+    /// catalog key's own name).
+    public func note(_ principal: Principal) {
+        annotation.principal = HTTPRequestAnnotation.Principal(name: principal.name, label: principal.keyName)
+    }
+}
+
 /// Turns a request's credential into a principal: `.anonymous` when the request carries none
 /// of its kind, a failure when it carries one that does not check out.
 public protocol Authenticator: Sendable {
@@ -64,18 +75,22 @@ extension AccessPolicy {
     /// The principal of a /v1 request, if it may do what `requirement` says; otherwise 401 (no
     /// credential, or one that does not check out) or 403 (its grants fall short). A credential
     /// adds to what every caller may do. A request every caller may make goes through even with
-    /// a credential that does not check out, as it did before grants.
+    /// a credential that does not check out, as it did before grants. The principal, once known,
+    /// is noted on `head` for the access log, also when its grants fall short.
     public func authorize(_ head: HTTPRequestHead, _ requirement: AccessRequirement) throws(HTTPError) -> Principal {
         let anonymous = anonymousGrants
         let principal: Principal
         do throws(HTTPError) {
             principal = try BearerAuthenticator(self).authenticate(head, adding: anonymous)
         } catch {
-            if anonymous.permits(requirement) { return .anonymous(anonymous) }
-            throw error
+            guard anonymous.permits(requirement) else { throw error }
+            let caller = Principal.anonymous(anonymous)
+            head.note(caller)
+            return caller
         }
+        head.note(principal)
         guard principal.grants.permits(requirement) else {
-            if principal.isAnonymous { throw .unauthorized("This request needs a bearer token.") }
+            if principal.isAnonymous { throw .unauthorized(.noCredential, "This request needs a bearer token.") }
             throw .forbidden(requirement)
         }
         return principal
@@ -101,11 +116,14 @@ public struct BearerAuthenticator: Authenticator {
         guard let header = head["Authorization"] else { return .anonymous(anonymous) }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw .unauthorized("The Authorization header must be 'Bearer TOKEN'.")
+            throw .unauthorized(.unknownCredential, "The Authorization header must be 'Bearer TOKEN'.")
         }
         let presented = SHA256Hasher.hash(Array(parts[1].trimmingOWS().utf8))
-        guard let found = access.bearerGrants(digest: presented) else { throw .unauthorized("The bearer token is not known.") }
-        let identity: Principal.Identity = found.keyID.map { .key($0) } ?? .bearer(hex(presented.prefix(16)))
-        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)))
+        guard let found = access.bearerGrants(digest: presented) else {
+            let expired = access.directory.hasExpired(tokenHash: presented)
+            throw .unauthorized(expired ? .expired : .unknownCredential, "The bearer token is not known.")
+        }
+        let identity: Principal.Identity = found.key.map { .key($0.id) } ?? .bearer(hex(presented.prefix(16)))
+        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)), keyName: found.key?.name)
     }
 }

@@ -15,29 +15,35 @@ public struct HTTPRequestHead: Sendable {
     /// False when libmicrohttpd took a head that RFC 9112 refuses: a line ending in a bare LF,
     /// a NUL, a folded field line (obs-fold) or more than one space in the request line.
     public let isStrictlyFramed: Bool
+    /// What the handler notes about the request for its completion (who made it); shared by
+    /// every copy of the head and by a head made from it with `annotation:`.
+    public let annotation: HTTPRequestAnnotation
     /// The client's address, `host:port` (`-` when unknown).
     public var remoteAddress: String { peer?.description ?? "-" }
 
     /// Creates a head from a raw request target (`/path?query`).
     public init(method: String, target: [UInt8], version: String = "HTTP/1.1",
                 headers: [(name: String, value: String)] = [], peer: SocketAddress? = nil,
-                isStrictlyFramed: Bool = true) {
+                isStrictlyFramed: Bool = true, annotation: HTTPRequestAnnotation = HTTPRequestAnnotation()) {
         if let mark = target.firstIndex(of: UInt8(ascii: "?")) {
             self.init(method: method, path: Array(target[..<mark]), version: version, headers: headers,
-                      query: Array(target[(mark + 1)...]), peer: peer, isStrictlyFramed: isStrictlyFramed)
+                      query: Array(target[(mark + 1)...]), peer: peer, isStrictlyFramed: isStrictlyFramed,
+                      annotation: annotation)
         } else {
             self.init(method: method, path: target, version: version, headers: headers, peer: peer,
-                      isStrictlyFramed: isStrictlyFramed)
+                      isStrictlyFramed: isStrictlyFramed, annotation: annotation)
         }
     }
 
-    /// Creates a head; used by the server and by tests.
+    /// Creates a head; used by the server and by tests. A head made from another passes on its
+    /// `annotation`.
     public init(
         method: String, path: [UInt8], version: String = "HTTP/1.1",
         headers: [(name: String, value: String)] = [],
         query: [UInt8]? = nil,
         peer: SocketAddress? = nil,
-        isStrictlyFramed: Bool = true
+        isStrictlyFramed: Bool = true,
+        annotation: HTTPRequestAnnotation = HTTPRequestAnnotation()
     ) {
         self.method = method
         self.path = path
@@ -46,6 +52,7 @@ public struct HTTPRequestHead: Sendable {
         self.query = query
         self.peer = peer
         self.isStrictlyFramed = isStrictlyFramed
+        self.annotation = annotation
     }
 
     /// Every value of the header `name` (case-insensitive), in the order received.

@@ -17,8 +17,24 @@ struct Blobd: ParsableCommand {
             --tokens-file, --index, --node-id, ...), each also a BLOBD_* variable.
             """,
         version: blobdVersion,
-        subcommands: [Serve.self, CheckConfig.self, Fsck.self, MigrateIndex.self],
+        subcommands: [Serve.self, CheckConfig.self, Fsck.self, MigrateIndex.self, KeyCommand.self],
         defaultSubcommand: Serve.self)
+
+    /// ArgumentParser's `main`, but a usage error of `blobd key ...` exits 2, as its other
+    /// usage errors do (a script tells them from a refusal, 1); the rest keep 64.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            if arguments.first == "key" && exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// `blobd [flags]`: serve a data directory over HTTP.

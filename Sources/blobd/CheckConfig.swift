@@ -53,7 +53,10 @@ struct CheckConfig: ParsableCommand {
                 name += character.uppercased()
             }
         })
-        return environment.keys.filter { $0.hasPrefix("BLOBD_") && !$0.hasPrefix("BLOBD_TEST_") && !known.contains($0) }.sorted()
+        // BLOBD_URL and BLOBD_TOKEN are settings of `blobd key`.
+        return environment.keys.filter {
+            $0.hasPrefix("BLOBD_") && !$0.hasPrefix("BLOBD_TEST_") && !known.contains($0) && !AdminOptions.variables.contains($0)
+        }.sorted()
     }
 
     /// One `name: value` line per setting, after a first line that says the check passed.

@@ -34,10 +34,10 @@ import Testing
         #expect(writer.grants == Grants([Grant(.read), Grant(.write)]))
         guard case .bearer(let digest) = writer.identity else { Issue.record("not a bearer principal"); return }
         #expect(digest.count == 32 && digest != "writer")
-        #expect(throws: HTTPError.unauthorized("The bearer token is not known.")) {
+        #expect(throws: HTTPError.unauthorized(.unknownCredential, "The bearer token is not known.")) {
             try bearer.authenticate(Self.head(authorization: "Bearer nobody"))
         }
-        #expect(throws: HTTPError.unauthorized("The Authorization header must be 'Bearer TOKEN'.")) {
+        #expect(throws: HTTPError.unauthorized(.unknownCredential, "The Authorization header must be 'Bearer TOKEN'.")) {
             try bearer.authenticate(Self.head(authorization: "Basic d3JpdGVy"))
         }
     }
@@ -57,7 +57,7 @@ import Testing
 
     @Test func authorizeAnswers401And403() throws {
         let access = try Self.policy(publicRead: false, anonymous: "read:pub")
-        #expect(throws: HTTPError.unauthorized("This request needs a bearer token.")) {
+        #expect(throws: HTTPError.unauthorized(.noCredential, "This request needs a bearer token.")) {
             try access.authorize(Self.head(authorization: nil), Self.key("photos/a"))
         }
         #expect(try access.authorize(Self.head(authorization: nil), Self.key("pub/a")).isAnonymous)
@@ -74,7 +74,7 @@ import Testing
         #expect(try access.authorize(Self.head(authorization: "Bearer writer"), write).write(try BlobKey("photos/a")) == .replace)
         // Where every caller may read, an unknown token does not matter.
         _ = try Self.policy(publicRead: true).authorize(Self.head(authorization: "Bearer nobody"), Self.key("a/b"))
-        #expect(throws: HTTPError.unauthorized("The bearer token is not known.")) {
+        #expect(throws: HTTPError.unauthorized(.unknownCredential, "The bearer token is not known.")) {
             try access.authorize(Self.head(authorization: "Bearer nobody"), Self.key("photos/a"))
         }
     }

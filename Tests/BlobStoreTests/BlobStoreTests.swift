@@ -104,9 +104,11 @@ func filesIn(_ path: String) -> [String] {
             _ = try store.put(Array("blob \(i)".utf8), as: "k/\(i)")
         }
         #expect(size(database) > before, "nothing was checkpointed into \(database)")
-        // One checkpoint interval's worth of frames (a few per one-record batch), not three.
+        // About one checkpoint interval's worth of frames (a few per one-record batch; the
+        // checkpoint runs after its batch is answered, so a loaded machine may see a commit or
+        // two more before it), not three intervals' (96 batches, about 1.5 MiB).
         let wal = size(database + "-wal")
-        #expect(wal < SQLiteBlobIndex.batchesPerCheckpoint * 4 * 4096, "WAL of \(wal) bytes")
+        #expect(wal < SQLiteBlobIndex.batchesPerCheckpoint * 6 * 4096, "WAL of \(wal) bytes")
     }
 
     /// New versions of uploads close in time share a `blobs/ab` folder.

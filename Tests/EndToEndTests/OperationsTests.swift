@@ -73,14 +73,18 @@ func sample(_ text: String, _ name: String) -> Double? {
 
     @Test func jsonLogsAreJSONAndNeverContainTokens() throws {
         let dir = TempDir()
-        let tokens = dir.file("tokens", Array("s3cr3t-admin-token read,write,delete\n".utf8))
+        let tokens = dir.file("tokens", Array("s3cr3t-admin-token read,write,delete,admin\n".utf8))
         chmod(tokens, 0o600)
         let blobd = try BlobdProcess(["--tokens-file", tokens, "--log-format", "json"])
         let b = blobd.baseURL
         _ = try curl(["-X", "PUT", "--data-binary", "x", "-H", "Authorization: Bearer s3cr3t-admin-token", b + "/v1/blobs/logged%20key"])
         _ = try curl(["-H", "Authorization: Bearer s3cr3t-admin-token", b + "/v1/blobs/logged%20key"])
         _ = try curl(["-H", "Authorization: Bearer wrong-token-value", b + "/v1/blobs/logged%20key"])
-        #expect(eventually { blobd.stderr.components(separatedBy: "\"msg\":\"request\"").count > 3 })
+        let made = try curl(["-X", "POST", "-H", "Authorization: Bearer s3cr3t-admin-token", "-H", "Content-Type: application/json",
+                             "--data-binary", #"{"name": "json \"quoted\" key", "grants": ["read:*"]}"#, b + "/v1/admin/keys"]).json
+        let keyToken = try #require(made["token"] as? String)
+        _ = try curl(["-H", "Authorization: Bearer \(keyToken)", b + "/v1/blobs/logged%20key"])
+        #expect(eventually { blobd.stderr.components(separatedBy: "\"msg\":\"request\"").count > 5 })
         // Every line is JSON, the announcement that blobd listens among them (issue 20 item 18).
         let lines = blobd.stderr.split(separator: "\n")
         #expect(lines.contains { $0.contains("\"msg\":\"blobd listening on http://127.0.0.1:") })
@@ -90,7 +94,7 @@ func sample(_ text: String, _ name: String) -> Double? {
             #expect(object != nil, "not JSON: \(line)")
             if object?["msg"] as? String == "request" { requests.append(object ?? [:]) }
         }
-        #expect(requests.count == 3)
+        try #require(requests.count == 5)
         let put = try #require(requests.first)
         #expect(put["http.method"] as? String == "PUT")
         #expect(put["http.route"] as? String == "/v1/blobs/{key}")
@@ -100,11 +104,18 @@ func sample(_ text: String, _ name: String) -> Double? {
         #expect(put["http.bytes_received"] as? Int == 1)
         #expect(put["http.bytes_sent"] is NSNumber && put["http.duration_ms"] is NSNumber)
         #expect(put["client.address"] as? String != nil)
+        // The principal: a token by its digest, none for a token that is not known, a catalog
+        // key by its id and name.
+        let digest = "token:" + sha256Hex(Array("s3cr3t-admin-token".utf8)).prefix(32)
+        #expect(requests.map { $0["principal"] as? String } == [digest, digest, nil, digest, "key:" + (made["id"] as? String ?? "?")])
+        #expect(requests[2]["principal"] is NSNull)
+        #expect(requests.map { $0["principal.name"] as? String } == [nil, nil, nil, nil, #"json "quoted" key"#])
         let loaded = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .first { $0["msg"] as? String == "Tokens loaded" }
         #expect(loaded?["tokens.count"] as? Int == 1)
         #expect(!blobd.stderr.contains("s3cr3t-admin-token"))
         #expect(!blobd.stderr.contains("wrong-token-value"))
+        #expect(!blobd.stderr.contains(keyToken))
     }
 
     @Test func logLevelFiltersAccessLog() throws {

@@ -75,7 +75,8 @@ import Testing
         let tokens = dir.file("tokens", Array("t1 read\nt2 read,write\ns3 AKID SECRET read\n".utf8))
         chmod(tokens, 0o600)
         let result = try Self.checkConfig(["--data-dir", dir.path], environment: ["BLOBD_TOKENS_FILE": tokens, "BLOBD_MAX_BLOB_SIZ": "1G",
-                                                                                "BLOBD_PUBLIC_READ": "yes"])
+                                                                                "BLOBD_PUBLIC_READ": "yes", "BLOBD_URL": "http://127.0.0.1:1",
+                                                                                "BLOBD_TOKEN": "t1"])  // blobd key's: no warning
         #expect(result.status == 0)
         #expect(result.stderr == "blobd check-config: warning: BLOBD_MAX_BLOB_SIZ is no setting of blobd (a typo?); it is ignored\n")
         #expect(result.lines.contains("public-read: true"))
@@ -86,7 +87,8 @@ import Testing
 
     /// The help of every command reads as prose: no stray backslash of a line continuation.
     @Test func helpHasNoStrayBackslashes() throws {
-        for command in [["--help"], ["serve", "--help"], ["check-config", "--help"], ["fsck", "--help"], ["migrate-index", "--help"]] {
+        for command in [["--help"], ["serve", "--help"], ["check-config", "--help"], ["fsck", "--help"], ["migrate-index", "--help"],
+                        ["key", "--help"], ["key", "create", "--help"], ["key", "grant", "--help"], ["key", "revoke", "--help"]] {
             let result = try run(blobdExecutable(), command)
             let text = String(decoding: result.stdout, as: UTF8.self)
             #expect(result.status == 0 && text.contains("USAGE"), "\(command)")

@@ -77,6 +77,7 @@ import Testing
         #expect(listed?.count == 1 && listed?.first?["downloads"] as? Int == 2 && listed?.first?["key"] as? String == "docs/report.pdf")
         #expect(try node.call("GET", "/v1/shares", token: "reader-token").json["shares"] as? [Any] != nil)
         #expect((try node.call("GET", "/v1/shares", token: "reader-token").json["shares"] as? [Any])?.isEmpty == true)
+        #expect(eventually { node.blobd.stderr.contains("share:" + id) }, "the access log names the link")
         #expect(try node.call("GET", "/s/" + String(repeating: "0", count: 32)).status == 404)
         #expect(try node.call("GET", "/s/not-an-id").status == 404)
     }

@@ -1,0 +1,176 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SystemCalls
+
+/// Reads one HTTP/1.1 response from a non-blocking socket before a deadline: the status line,
+/// header fields, and a body framed by chunked coding, Content-Length or the end of the
+/// connection (RFC 9112 section 6.3). Interim 1xx answers are skipped.
+struct ResponseReader {
+    let socket: FileDescriptor
+    let deadline: ContinuousClock.Instant
+    let timeout: Double
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+
+    /// The most header lines, and the longest line, of a head.
+    static let maxHeaderLines = 200, maxLine = 16 * 1024
+
+    init(socket: FileDescriptor, deadline: ContinuousClock.Instant, timeout: Double) {
+        self.socket = socket
+        self.deadline = deadline
+        self.timeout = timeout
+    }
+
+    mutating func response(isHead: Bool, limit: Int) throws(HTTPClientError) -> HTTPClientResponse {
+        while true {
+            let (status, headers) = try head()
+            if (100...199).contains(status) { continue }
+            let body = try self.body(status: status, headers: headers, isHead: isHead, limit: limit)
+            return HTTPClientResponse(status: status, headers: headers, body: body)
+        }
+    }
+
+    private mutating func head() throws(HTTPClientError) -> (Int, [(name: String, value: String)]) {
+        let statusLine = try line(limit: Self.maxLine)
+        // HTTP/1.x SP 3DIGIT [SP reason]
+        guard statusLine.count >= 12, Array(statusLine.prefix(7)) == Array("HTTP/1.".utf8), statusLine[statusLine.startIndex + 8] == 0x20,
+              let status = Int(String(decoding: statusLine.dropFirst(9).prefix(3), as: UTF8.self)), (100...999).contains(status) else {
+            throw .malformed("the status line is '\(Self.printable(statusLine.prefix(80)))'")
+        }
+        var headers: [(name: String, value: String)] = []
+        for _ in 0...Self.maxHeaderLines {
+            let field = try line(limit: Self.maxLine)
+            if field.isEmpty { return (status, headers) }
+            guard let colon = field.firstIndex(of: 0x3A), colon > field.startIndex,
+                  !field[..<colon].contains(where: { $0 <= 0x20 || $0 >= 0x7F }) else {
+                throw .malformed("a header line is '\(Self.printable(field.prefix(80)))'")
+            }
+            let name = String(decoding: field[..<colon], as: UTF8.self).lowercased()
+            let value = field[(colon + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
+            let trimmed = value.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+            headers.append((name, String(decoding: trimmed, as: UTF8.self)))
+        }
+        throw .malformed("more than \(Self.maxHeaderLines) header lines")
+    }
+
+    private mutating func body(status: Int, headers: [(name: String, value: String)], isHead: Bool,
+                               limit: Int) throws(HTTPClientError) -> [UInt8] {
+        if isHead || status == 204 || status == 304 { return [] }
+        let codings = headers.filter { $0.name == "transfer-encoding" }.flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingWhitespace().lowercased() }
+        if let last = codings.last {
+            return last == "chunked" ? try chunked(limit: limit) : try untilClose(limit: limit)
+        }
+        let lengths = Set(headers.filter { $0.name == "content-length" }.flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingWhitespace() })
+        guard let first = lengths.first else { return try untilClose(limit: limit) }
+        guard lengths.count == 1, !first.isEmpty, first.count <= 18, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let length = Int(first) else {
+            throw .malformed("Content-Length is '\(Self.printable(Array(lengths.joined(separator: ",").utf8.prefix(80))))'")
+        }
+        guard length <= limit else { throw .tooLarge(limit: limit) }
+        return try bytes(length)
+    }
+
+    private mutating func chunked(limit: Int) throws(HTTPClientError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let sizeLine = try line(limit: Self.maxLine)
+            let digits = sizeLine.prefix { $0 != 0x3B }.filter { $0 != 0x20 && $0 != 0x09 }
+            guard !digits.isEmpty, digits.count <= 15, digits.allSatisfy(Self.isHexDigit),
+                  let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
+                throw .malformed("a chunk size line is '\(Self.printable(sizeLine.prefix(80)))'")
+            }
+            if size == 0 { break }
+            guard size <= limit - body.count else { throw .tooLarge(limit: limit) }
+            body += try bytes(size)
+            guard try bytes(2) == [0x0D, 0x0A] else { throw .malformed("a chunk's data is not followed by CRLF") }
+        }
+        for _ in 0...Self.maxHeaderLines {
+            if try line(limit: Self.maxLine).isEmpty { return body }
+        }
+        throw .malformed("more than \(Self.maxHeaderLines) trailer lines")
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
+    }
+
+    private mutating func untilClose(limit: Int) throws(HTTPClientError) -> [UInt8] {
+        while try fill() {
+            guard buffer.count - start <= limit else { throw .tooLarge(limit: limit) }
+        }
+        defer { start = buffer.count }
+        return Array(buffer[start...])
+    }
+
+    /// The next line without its LF (or CRLF).
+    private mutating func line(limit: Int) throws(HTTPClientError) -> ArraySlice<UInt8> {
+        var searched = start
+        while true {
+            if let newline = buffer[searched...].firstIndex(of: 0x0A) {
+                var end = newline
+                if end > start && buffer[end - 1] == 0x0D { end -= 1 }
+                defer { start = newline + 1 }
+                return buffer[start..<end]
+            }
+            guard buffer.count - start <= limit else { throw .malformed("a line longer than \(limit) bytes") }
+            searched = buffer.count
+            let offset = start
+            guard try fill() else { throw .closedEarly }
+            searched -= offset - start  // fill() may have moved the unread bytes to the front
+        }
+    }
+
+    private mutating func bytes(_ count: Int) throws(HTTPClientError) -> [UInt8] {
+        while buffer.count - start < count {
+            guard try fill() else { throw .closedEarly }
+        }
+        defer { start += count }
+        return Array(buffer[start..<(start + count)])
+    }
+
+    /// Reads more bytes; false at the end of the connection.
+    private mutating func fill() throws(HTTPClientError) -> Bool {
+        if atEnd { return false }
+        if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { raw in
+                SystemCall.run("recv") { recv(socket.rawValue, raw.baseAddress, raw.count, 0) }
+            }
+            if count > 0 {
+                buffer += chunk[..<count]
+                return true
+            }
+            if count == 0 {
+                atEnd = true
+                return false
+            }
+            let code = errno
+            guard code == EAGAIN || code == EWOULDBLOCK else { throw .receive(Errno(code)) }
+            do {
+                guard try HTTPClient.wait(socket, for: Int16(POLLIN), until: deadline) else { throw HTTPClientError.timeout(seconds: timeout) }
+            } catch let error as HTTPClientError {
+                throw error
+            } catch {
+                throw .receive(error as? Errno ?? Errno(EIO))
+            }
+        }
+    }
+
+    static func printable<C: Collection<UInt8>>(_ bytes: C) -> String {
+        String(decoding: bytes.map { $0 < 0x20 || $0 >= 0x7F ? 0x3F : $0 }, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
