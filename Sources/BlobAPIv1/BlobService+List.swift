@@ -11,27 +11,29 @@ extension BlobService {
     /// GET /v1/blobs?prefix=&delimiter=&after=&limit=: one page in bytewise key order, with a
     /// `next` cursor; with a delimiter, the folders under the prefix in `prefixes`, as S3 lists
     /// common prefixes. `folder` (GET /v1/blobs/photos/): that folder, as `prefix=photos/` with
-    /// `delimiter=/` (empty for /v1/blobs/, the top level).
-    func list(_ head: HTTPRequestHead, folder: [UInt8]? = nil) throws -> HTTPResponse {
+    /// `delimiter=/` (empty for /v1/blobs/, the top level). `base` (a share link's prefix) goes
+    /// before the prefix and the cursor, and is left out of every name answered.
+    func list(_ head: HTTPRequestHead, folder: [UInt8]? = nil, base: [UInt8] = []) throws -> HTTPResponse {
         guard let query = PercentEncoding.decodeQuery(head.query ?? []) else {
             throw HTTPError.badRequest("The query string has an invalid percent-encoding.")
         }
         func parameter(_ name: String) -> [UInt8]? { query.first { $0.name == name }?.value }
 
         let limit = try Self.listLimit(parameter("limit"))
-        let prefix = folder ?? parameter("prefix") ?? []
+        let prefix = base + (folder ?? parameter("prefix") ?? [])
         let delimiter = folder == nil ? parameter("delimiter") : Array("/".utf8)
         if let delimiter, String(validating: delimiter, as: UTF8.self) == nil {
             throw HTTPError.badRequest("delimiter must be UTF-8.")
         }
-        let page = try store.list(prefix: prefix, delimiter: delimiter, after: parameter("after"), limit: limit)
-        let next: JSON = page.truncated ? page.entries.last.map { .string(String(decoding: $0.name, as: UTF8.self)) } ?? .null : .null
+        let page = try store.list(prefix: prefix, delimiter: delimiter, after: parameter("after").map { base + $0 }, limit: limit)
+        func name(_ bytes: [UInt8]) -> String { String(decoding: bytes.dropFirst(base.count), as: UTF8.self) }
+        let next: JSON = page.truncated ? page.entries.last.map { .string(name($0.name)) } ?? .null : .null
         var blobs: [JSON] = []
         var folders: [JSON] = []
         for entry in page.entries {
             switch entry {
-            case .blob(let record): blobs.append(Self.json(record))
-            case .folder(let name): folders.append(.string(String(decoding: name, as: UTF8.self)))
+            case .blob(let record): blobs.append(Self.json(record, key: name(record.key.bytes)))
+            case .folder(let folder): folders.append(.string(name(folder)))
             }
         }
         var members: [(String, JSON)] = [("blobs", .array(blobs))]
@@ -41,7 +43,7 @@ extension BlobService {
     }
 
     /// The `limit` parameter: a positive integer, clamped to `maxListLimit`.
-    private static func listLimit(_ raw: [UInt8]?) throws(HTTPError) -> Int {
+    static func listLimit(_ raw: [UInt8]?) throws(HTTPError) -> Int {
         guard let raw else { return defaultListLimit }
         guard !raw.isEmpty, raw.allSatisfy({ (0x30...0x39).contains($0) }) else {
             throw .badRequest("limit must be a positive integer.")

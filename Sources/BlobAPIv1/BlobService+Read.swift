@@ -3,15 +3,23 @@ import HTTPCore
 import MicroHTTPD
 
 extension BlobService {
+    /// What a share link adds to a download: its `Content-Disposition`, and the count of a GET
+    /// that sends the blob's bytes (it throws when the link's downloads are used up).
+    struct ShareDownload: Sendable {
+        let disposition: String
+        let count: @Sendable () throws -> Void
+    }
+
     /// GET and HEAD of a blob. The index lookup may wait on a database; the connection is
     /// suspended meanwhile, and the response is made on its worker thread.
-    func read(_ head: HTTPRequestHead, key: BlobKey) -> HTTPRequestAction {
+    func read(_ head: HTTPRequestHead, key: BlobKey, share: ShareDownload? = nil) -> HTTPRequestAction {
         BlobRead.later(store, key, open: { [store] in try store.open(key, found: $0) },
-                       answer: { [self] in try read(head, blob: $0) }, failure: { [self] in failure($0) })
+                       answer: { [self] in try read(head, blob: $0, share: share) }, failure: { [self] in failure($0) })
     }
 
     /// GET and HEAD of an open blob: preconditions, then the whole blob, one range or several.
-    private func read(_ head: HTTPRequestHead, blob: OpenBlob) throws -> HTTPResponse {
+    /// A share link's GET counts once it is known to send bytes (not for 304, 412 or 416).
+    private func read(_ head: HTTPRequestHead, blob: OpenBlob, share: ShareDownload?) throws -> HTTPResponse {
         let record = blob.record
         let etag = EntityTag(version: record.version).headerValue
         switch Preconditions(head).evaluate(current: record, safe: true) {
@@ -23,21 +31,11 @@ extension BlobService {
             return HTTPResponse(status: 304, headers: headers)
         case .failed: throw StoreError.preconditionFailed
         }
-
-        var headers: [(name: String, value: String)] = [
-            ("Accept-Ranges", "bytes"),
-            ("ETag", etag),
-            ("Last-Modified", HTTPDate.format(record.modified)),
-            ("Repr-Digest", DigestField.format(sha256: record.sha256)),
-        ]
-        if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
-        if let disposition = record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
-        if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
-        if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
-        if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
-        headers += ActiveContent.headers(contentType: record.contentType)
-        for field in record.attributes.userMetadata { headers.append((Self.metadataFieldName(field.name), field.value)) }
-        switch rangePlan(head, record: record) {
+        let plan = rangePlan(head, record: record)
+        if case .unsatisfiable = plan { throw HTTPError.rangeNotSatisfiable(size: record.size) }
+        if let share, head.method == "GET" { try share.count() }
+        var headers = Self.blobHeaders(record, etag: etag, disposition: share?.disposition)
+        switch plan {
         case .full:
             headers.append(("Content-Type", record.contentType))
             return HTTPResponse(status: 200, headers: headers, body: try BodyPlan.body(of: blob, ByteRange(start: 0, end: record.size &- 1)))
@@ -52,6 +50,25 @@ extension BlobService {
         case .unsatisfiable:
             throw HTTPError.rangeNotSatisfiable(size: record.size)
         }
+    }
+
+    /// The headers of a 200 or 206 but its Content-Type (and Content-Range); `disposition`
+    /// replaces the blob's own Content-Disposition.
+    private static func blobHeaders(_ record: BlobRecord, etag: String, disposition: String?) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = [
+            ("Accept-Ranges", "bytes"),
+            ("ETag", etag),
+            ("Last-Modified", HTTPDate.format(record.modified)),
+            ("Repr-Digest", DigestField.format(sha256: record.sha256)),
+        ]
+        if let cacheControl = record.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        if let disposition = disposition ?? record.contentDisposition { headers.append(("Content-Disposition", disposition)) }
+        if let encoding = record.attributes.contentEncoding { headers.append(("Content-Encoding", encoding)) }
+        if let language = record.attributes.contentLanguage { headers.append(("Content-Language", language)) }
+        if let expires = record.attributes.expires { headers.append(("Expires", expires)) }
+        headers += ActiveContent.headers(contentType: record.contentType)
+        for field in record.attributes.userMetadata { headers.append((metadataFieldName(field.name), field.value)) }
+        return headers
     }
 
     /// The Range plan, or `.full` when there is no usable Range or If-Range does not match.

@@ -38,8 +38,29 @@ extension BlobService {
         return HTTPResponse(status: 204, headers: headers)
     }
 
+    /// Where a tus creation stores its blob and how its upload is answered: the /v1 one (the
+    /// metadata's `key`, the caller's grant) or a share link's (`ShareLinks`).
+    struct UploadTarget {
+        /// The blob's key from the metadata (nil: content-addressed).
+        let key: ([String: [UInt8]]) throws -> BlobKey?
+        /// Whether the commit may only create the blob.
+        let onlyCreate: (UploadRecord) -> Bool
+        /// Whom the upload counts against (`--max-open-uploads`).
+        let owner: String
+        /// The upload's URL.
+        let location: (String) -> String
+    }
+
     /// POST /v1/uploads: creation, with the first bytes when a body is sent.
     func createUpload(_ head: HTTPRequestHead, _ caller: Principal) throws -> HTTPRequestAction {
+        let target = UploadTarget(key: { metadata in try metadata["key"].map { try BlobKey(validating: $0) } },
+                                  onlyCreate: { Self.onlyCreate(caller, $0) }, owner: access.uploadOwner(head),
+                                  location: { [self] in publicLocation(ofUpload: $0) })
+        return try createUpload(head, target)
+    }
+
+    /// A tus creation into `target`, with the first bytes when a body is sent.
+    func createUpload(_ head: HTTPRequestHead, _ target: UploadTarget) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         let length: UInt64?
         switch (head["Upload-Length"], head["Upload-Defer-Length"]) {
@@ -49,7 +70,7 @@ extension BlobService {
         }
         let rawMetadata = head["Upload-Metadata"] ?? ""
         let metadata = try TusHeaders.metadata(rawMetadata)
-        let key = try metadata["key"].map { try BlobKey(validating: $0) }
+        let key = try target.key(metadata)
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
         let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
@@ -60,19 +81,24 @@ extension BlobService {
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let upload = try store.createUpload(
             length: length, metadata: rawMetadata, key: key, attributes: attributes, lifetime: uploadLifetime,
-            owner: access.uploadOwner(head))
+            owner: target.owner)
         // An empty upload is complete at once; otherwise only a body needs an append.
         guard head.hasBody || length == 0 else {
-            return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", publicLocation(ofUpload: upload.id))]))
+            return .respond(HTTPResponse(status: 201, headers: uploadHeaders(upload) + [("Location", target.location(upload.id))]))
         }
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
-                                           onlyCreate: Self.onlyCreate(caller, upload))
-        return receive(head, into: append, created: true)
+                                           onlyCreate: target.onlyCreate(upload))
+        return receive(head, into: append, location: target.location(upload.id))
     }
 
     /// PATCH /v1/uploads/{id}: append at Upload-Offset.
     func patchUpload(_ head: HTTPRequestHead, id: String, _ caller: Principal) throws -> HTTPRequestAction {
+        try patchUpload(head, id: id, onlyCreate: Self.onlyCreate(caller, try store.upload(id)))
+    }
+
+    /// A PATCH of the upload `id`; `onlyCreate` when the caller may only create its blob.
+    func patchUpload(_ head: HTTPRequestHead, id: String, onlyCreate: Bool) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         try requireOffsetStream(head)
         guard let offsetText = head["Upload-Offset"] else { throw HTTPError.badRequest("PATCH needs Upload-Offset.") }
@@ -81,8 +107,8 @@ extension BlobService {
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
-                                           onlyCreate: Self.onlyCreate(caller, try store.upload(id)))
-        return receive(head, into: append, created: false)
+                                           onlyCreate: onlyCreate)
+        return receive(head, into: append, location: nil)
     }
 
     /// Whether the caller may only create the upload's blob (grant `create`, not `write`).
@@ -91,30 +117,31 @@ extension BlobService {
         return allowance == .createOnly
     }
 
-    private func receive(_ head: HTTPRequestHead, into append: UploadAppend, created: Bool) -> HTTPRequestAction {
-        guard head.hasBody else { return .respond(finishAppend(append, failure: nil, created: created)) }
+    /// The body of a creation (`location`, the new upload's URL) or of a PATCH (nil).
+    private func receive(_ head: HTTPRequestHead, into append: UploadAppend, location: String?) -> HTTPRequestAction {
+        guard head.hasBody else { return .respond(finishAppend(append, failure: nil, location: location)) }
         // The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
         // thread goes on serving its other connections meanwhile. A newer request of this upload
         // that stops this one also shuts its connection down.
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try append.write($0) }, abandon: { append.abandon() },
             attach: { connection in append.whenPreempted { connection.close() } },
-            end: { [self] failure, respond in respond(finishAppend(append, failure: failure, created: created)) }))
+            end: { [self] failure, respond in respond(finishAppend(append, failure: failure, location: location)) }))
     }
 
     /// Saves the bytes of a request (or rolls them back) and describes the upload.
-    private func finishAppend(_ append: UploadAppend, failure: (any Error)?, created: Bool) -> HTTPResponse {
+    private func finishAppend(_ append: UploadAppend, failure: (any Error)?, location: String?) -> HTTPResponse {
         var response: HTTPResponse
         do {
             if let failure { throw failure }
             let upload = try append.finish()
-            response = HTTPResponse(status: created ? 201 : 204, headers: uploadHeaders(upload))
+            response = HTTPResponse(status: location != nil ? 201 : 204, headers: uploadHeaders(upload))
         } catch {
             append.cancel()
             response = self.failure(error)
             response.headers.append(Self.tusResumable)
         }
-        if created { response.headers.append(("Location", publicLocation(ofUpload: append.upload.id))) }
+        if let location { response.headers.append(("Location", location)) }
         return response
     }
 

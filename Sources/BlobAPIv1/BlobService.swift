@@ -149,9 +149,10 @@ public final class BlobService: HTTPHandler {
     }
 
     /// The JSON description of a blob, as PUT, POST and the listing return it.
-    static func json(_ record: BlobRecord) -> JSON {
+    /// `key`: the name to give it (a share link's listing leaves its prefix out).
+    static func json(_ record: BlobRecord, key: String? = nil) -> JSON {
         var members: [(String, JSON)] = [
-            ("key", .string(record.key.rawValue)),
+            ("key", .string(key ?? record.key.rawValue)),
             ("size", .number(Int64(record.size))),
             ("sha256", .string(record.sha256Hex)),
             ("etag", .string(EntityTag(version: record.version).headerValue)),

@@ -143,6 +143,20 @@ extension BlobService {
             },
             .init("DELETE", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.revokeKey(try BlobService.keyID(raw))) },
         ]),
+        V1Route(.exact("/v1/shares"), "/v1/shares", [
+            // The handlers authenticate: a link is its maker's, whatever every caller may do.
+            .init("GET", .nothing) { service, head, _, _ in .respond(try service.listShares(head)) },
+            .init("POST", .nothing) { service, head, _, _ in try service.createShare(head) },
+        ]),
+        V1Route(.parameter(prefix: "/v1/shares/", minimum: 1), "/v1/shares/{id}", [
+            .init("DELETE", .nothing) { service, head, raw, _ in
+                .respond(try service.revokeShare(head, id: String(decoding: raw, as: UTF8.self)))
+            },
+        ]),
+        // A share link is the credential: the handler finds it, and checks its maker's grants.
+        V1Route(.parameter(prefix: "/s/", minimum: 1), "/s/{id}", ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"].map { name in
+            V1Route.Method(name, .nothing) { service, head, raw, _ in try service.shareRequest(head, raw) }
+        }),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),

@@ -54,6 +54,12 @@ public struct Grants: Sendable, Equatable, CustomStringConvertible {
         list.contains { $0.action == .read && $0.pattern.coversEvery(startingWith: prefix) }
     }
 
+    /// True if some grant of `action` covers every key that starts with `prefix` (a prefix's
+    /// share link).
+    public func allows(_ action: Grant.Action, everyKeyStartingWith prefix: some Collection<UInt8>) -> Bool {
+        list.contains { $0.action == action && $0.pattern.coversEvery(startingWith: prefix) }
+    }
+
     /// True if some grant of `action` covers every key of `bucket` (bucket settings, creating
     /// or deleting the bucket).
     public func allows(_ action: Grant.Action, wholeBucket bucket: String) -> Bool {
@@ -89,6 +95,9 @@ public enum AccessRequirement: Sendable, Equatable, CustomStringConvertible {
     case anyKey(Grant.Action)
     /// A listing of every key starting with these bytes.
     case listing([UInt8])
+    /// `action` on every key starting with these bytes (a share link of a prefix). `.write` is
+    /// met by `write` or `create`, as for `.key`.
+    case everyKey(Grant.Action, prefix: [UInt8])
     /// `action` on every key of the bucket (creating, deleting or configuring it).
     case wholeBucket(Grant.Action, String)
     /// Some grant on some key of the bucket (HEAD of it, its location, DeleteObjects, which
@@ -103,7 +112,8 @@ public enum AccessRequirement: Sendable, Equatable, CustomStringConvertible {
     public var action: String {
         switch self {
         case .nothing, .someGrant, .bucket: "any"
-        case .key(let action, _), .anyKey(let action), .wholeBucket(let action, _), .everywhere(let action): action.rawValue
+        case .key(let action, _), .anyKey(let action), .wholeBucket(let action, _), .everywhere(let action),
+             .everyKey(let action, _): action.rawValue
         case .listing: "read"
         }
     }
@@ -114,6 +124,8 @@ public enum AccessRequirement: Sendable, Equatable, CustomStringConvertible {
         case .key(let action, let key): "\(action.rawValue) on \(String(decoding: key, as: UTF8.self))"
         case .anyKey(let action), .everywhere(let action): "\(action.rawValue) on *"
         case .listing(let prefix): "read on every key starting with '\(String(decoding: prefix, as: UTF8.self))'"
+        case .everyKey(let action, let prefix):
+            "\(action.rawValue) on every key starting with '\(String(decoding: prefix, as: UTF8.self))'"
         case .wholeBucket(let action, let bucket): "\(action.rawValue) on every key of \(bucket)"
         case .bucket(let bucket): "a grant on \(bucket)"
         case .someGrant: "a grant"
@@ -131,6 +143,8 @@ extension Grants {
         case .anyKey(.write): allowsEverywhere(.write) || allowsEverywhere(.create)
         case .anyKey(let action), .everywhere(let action): allowsEverywhere(action)
         case .listing(let prefix): allowsListing(prefix: prefix)
+        case .everyKey(.write, let prefix): allows(.write, everyKeyStartingWith: prefix) || allows(.create, everyKeyStartingWith: prefix)
+        case .everyKey(let action, let prefix): allows(action, everyKeyStartingWith: prefix)
         case .wholeBucket(let action, let bucket): allows(action, wholeBucket: bucket)
         case .bucket(let bucket): touches(bucket: bucket)
         case .someGrant: !list.isEmpty

@@ -14,7 +14,7 @@ import MicroHTTPD
 /// `principal` names who made the request, as its handler noted it on the head
 /// (`HTTPRequestAnnotation`): `anonymous`, `token:DIGEST` (the first 16 bytes of the token's
 /// SHA-256), `s3:ACCESS_KEY_ID`, `key:ID`, with `principal.name` the key's own name for a key of
-/// the catalog. It is `-` (JSON `null`) when the request ended before anyone was identified: a
+/// the catalog, or `share:ID` for a share link's request (`/s/ID...`, whose path names it too). It is `-` (JSON `null`) when the request ended before anyone was identified: a
 /// framing error, no route, or a credential that did not check out (401, a bad signature); a
 /// request refused for its grants names who was refused. Never a token, secret or signature.
 public final class AccessLog: Sendable {
