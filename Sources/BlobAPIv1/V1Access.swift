@@ -43,7 +43,7 @@ extension BlobService {
         let caller = try BearerAuthenticator(access).authenticate(head)
         return Self.jsonResponse(status: 200, .object([
             ("principal", .string(caller.name)),
-            ("grants", .array(caller.grants.list.map { .string($0.description) })),
+            ("grants", .array(Grants(caller.grants.list).list.map { .string($0.description) })),  // each grant once
         ]))
     }
 }

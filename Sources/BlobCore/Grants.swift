@@ -8,6 +8,12 @@ public struct Grants: Sendable, Equatable, CustomStringConvertible {
         self.list = list.filter { seen.insert($0).inserted }
     }
 
+    /// Grants as given, repeats and all (the evaluator does not mind them): for unions made
+    /// on every request, which must not hash every grant.
+    private init(concatenating list: [Grant]) {
+        self.list = list
+    }
+
     /// No grant at all.
     public static let none = Grants([])
     /// Every action on everything (open access).
@@ -77,8 +83,12 @@ public struct Grants: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Both lists' grants.
+    /// Both lists' grants (a grant in both may appear twice). Cheap when either is empty, as
+    /// the grants every caller holds usually are.
     public func union(_ other: Grants) -> Grants {
-        Grants(list + other.list)
+        if other.list.isEmpty { return self }
+        if list.isEmpty { return other }
+        return Grants(concatenating: list + other.list)
     }
 }
 

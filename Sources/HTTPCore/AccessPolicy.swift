@@ -124,7 +124,8 @@ public final class AccessPolicy: Sendable {
     public var anonymousGrants: Grants {
         if isOpen { return .everything }
         let lines = tokens.withLock { $0.anonymous }
-        return Grants(lines + (publicRead ? [Grant(.read)] : []) + directory.anonymous.list)
+        let file = lines.isEmpty && !publicRead ? Grants.none : Grants(lines + (publicRead ? [Grant(.read)] : []))
+        return file.union(directory.anonymous)
     }
 
     /// What every caller with a credential holds, besides its own grants: the anonymous grants
