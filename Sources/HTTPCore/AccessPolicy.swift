@@ -39,8 +39,8 @@ public final class AccessPolicy: Sendable {
         /// The same entries by digest: a request finds its token in one lookup however many there are.
         var byDigest: [[UInt8]: Grants] = [:]
         var s3: [String: S3Key] = [:]
-        /// `anonymous` lines.
-        var anonymous: [Grant] = []
+        /// `anonymous` lines, each grant once (made at load, not on every request).
+        var anonymous: Grants = .none
     }
 
     /// The tokens file, nil when access is open.
@@ -66,6 +66,9 @@ public final class AccessPolicy: Sendable {
         self.closed = closed
         self.tokens = Mutex(try tokensFile.map(Self.load) ?? Tokens())
     }
+
+    /// What `--public-read` gives every caller.
+    private static let readEverything = Grants([Grant(.read)])
 
     /// Open access: no tokens file and no bootstrap file.
     public var isOpen: Bool { tokensFile == nil && !closed }
@@ -124,8 +127,7 @@ public final class AccessPolicy: Sendable {
     public var anonymousGrants: Grants {
         if isOpen { return .everything }
         let lines = tokens.withLock { $0.anonymous }
-        let file = lines.isEmpty && !publicRead ? Grants.none : Grants(lines + (publicRead ? [Grant(.read)] : []))
-        return file.union(directory.anonymous)
+        return lines.union(publicRead ? Self.readEverything : .none).union(directory.anonymous)
     }
 
     /// What every caller with a credential holds, besides its own grants: the anonymous grants
@@ -206,7 +208,7 @@ public final class AccessPolicy: Sendable {
                 let digest = SHA256Hasher.hash(Array(token.utf8))
                 tokens.bearer.append(Entry(digest: digest, grants: grants))
                 tokens.byDigest[digest] = grants
-            case .anonymous(let grants): tokens.anonymous += grants.list
+            case .anonymous(let grants): tokens.anonymous = Grants(tokens.anonymous.list + grants.list)
             }
         }
         return tokens
