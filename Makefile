@@ -11,9 +11,10 @@ DATA_DIR ?=
 S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
 # What building and running blobd need (the -dev packages bring the run-time libraries).
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config
-# What the tests and benchmarks drive besides: clients, PostgreSQL 15, nginx, a Ceph cluster.
+# What the tests and benchmarks drive besides: clients, PostgreSQL 15, nginx, a Ceph cluster,
+# a headless browser (the web page and CORS tests) and faketime (expiry days ahead).
 TEST_APT_PACKAGES := curl python3-pip python3-yaml restic rclone postgresql nginx openssl \
-	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common
+	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common chromium chromium-driver faketime
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Installs whichever of the packages $(1) are missing, without starting their services (a
@@ -57,8 +58,8 @@ dist: deps
 	tools/dist.sh
 
 python-deps: test-deps
-	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3, awscrt" 2>/dev/null || \
-		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3 awscrt
+	@python3 -c "import openapi_spec_validator, tusclient, yaml, schemathesis, boto3, awscrt, selenium, standardwebhooks, requests" 2>/dev/null || \
+		python3 -m pip install -q openapi-spec-validator tuspy pyyaml schemathesis boto3 awscrt selenium standardwebhooks requests
 	@command -v aws >/dev/null 2>&1 || python3 -m pip install -q awscli
 	@command -v s3cmd >/dev/null 2>&1 || python3 -m pip install -q s3cmd
 

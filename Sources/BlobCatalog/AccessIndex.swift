@@ -72,23 +72,28 @@ public struct ShareRecord: Sendable, Equatable {
     }
 }
 
-/// What a bootstrap file asks for: buckets, keys with the secrets it gives, and anonymous grants.
+/// What a bootstrap file asks for: buckets with their settings, keys with the secrets it gives,
+/// and anonymous grants.
 public struct BootstrapPlan: Sendable, Equatable {
     public var buckets: [Bucket]
     /// Bootstrap keys (`source == .bootstrap`); their ids follow from their names.
     public var keys: [KeyRecord]
     public var anonymous: Grants
+    /// Settings of the file's buckets (CORS, lifecycle, notifications), each set to the value given.
+    public var settings: [BucketAccessSetting]
 
-    public init(buckets: [Bucket], keys: [KeyRecord], anonymous: Grants) {
+    public init(buckets: [Bucket], keys: [KeyRecord], anonymous: Grants, settings: [BucketAccessSetting] = []) {
         self.buckets = buckets
         self.keys = keys
         self.anonymous = anonymous
+        self.settings = settings
     }
 }
 
-/// One access setting of a bucket, as S3 sets it: the bucket's canned ACL, its policy (JSON
-/// text, as given), or the canned ACL of one object of it. The catalog keeps the text; the
-/// grants they make are computed where the keys are read (`KeyDirectory`).
+/// One setting of a bucket: the canned ACL, the policy (JSON text, as given), the canned ACL of
+/// one object of it, or a configuration kept as its /v1 JSON (CORS, lifecycle, notifications).
+/// The catalog keeps the text; what they mean is computed where they are read (`KeyDirectory`),
+/// on every node after each change of the access version.
 public struct BucketAccessSetting: Sendable, Hashable {
     /// Which setting of the bucket.
     public enum Name: Sendable, Hashable {
@@ -98,13 +103,22 @@ public struct BucketAccessSetting: Sendable, Hashable {
         case policy
         /// The canned ACL of the object with this key (inside the bucket, without `BUCKET/`).
         case objectACL(String)
+        /// CORS rules, as the JSON of `/v1/admin/buckets/B/cors`.
+        case cors
+        /// Lifecycle rules, as the JSON of `/v1/admin/buckets/B/lifecycle`.
+        case lifecycle
+        /// Event subscriptions, as the JSON of `/v1/admin/buckets/B/notifications`.
+        case notifications
 
-        /// How the catalog names it: `acl`, `policy`, `object-acl/KEY`.
+        /// How the catalog names it: `acl`, `policy`, `object-acl/KEY`, `cors`, `lifecycle`, `notifications`.
         public var stored: String {
             switch self {
             case .acl: "acl"
             case .policy: "policy"
             case .objectACL(let key): "object-acl/" + key
+            case .cors: "cors"
+            case .lifecycle: "lifecycle"
+            case .notifications: "notifications"
             }
         }
 
@@ -113,6 +127,9 @@ public struct BucketAccessSetting: Sendable, Hashable {
             switch stored {
             case "acl": self = .acl
             case "policy": self = .policy
+            case "cors": self = .cors
+            case "lifecycle": self = .lifecycle
+            case "notifications": self = .notifications
             default:
                 guard stored.hasPrefix("object-acl/") else { return nil }
                 self = .objectACL(String(stored.dropFirst("object-acl/".count)))
@@ -147,7 +164,8 @@ public protocol AccessIndex: Sendable {
     /// The anonymous grants the catalog holds (a bootstrap file's).
     func anonymousGrants() throws(StoreError) -> Grants
     /// Applies a bootstrap plan in one transaction: creates missing buckets, creates or updates
-    /// its keys, and sets the anonymous grants. Applying it twice changes nothing.
+    /// its keys, sets the anonymous grants and the settings it names (others stay). Applying it
+    /// twice changes nothing.
     func applyBootstrap(_ plan: BootstrapPlan) throws(StoreError)
 
     /// Every bucket's access settings (canned ACLs and policies), by bucket and name.

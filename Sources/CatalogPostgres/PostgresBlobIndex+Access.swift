@@ -75,6 +75,12 @@ extension PostgresBlobIndex: AccessIndex {
             for key in plan.keys {
                 try connection.execute(PostgresAccessRow.upsertKey, PostgresAccessRow.values(key))
             }
+            for setting in plan.settings {
+                try connection.execute("""
+                    INSERT INTO bucket_access (bucket, name, value) VALUES ($1, $2, $3)
+                    ON CONFLICT (bucket, name) DO UPDATE SET value = excluded.value
+                    """, [.text(setting.bucket), .text(setting.name.stored), .text(setting.value)])
+            }
             try connection.execute("""
                 INSERT INTO access_settings (name, value) VALUES ('anonymous', $1)
                 ON CONFLICT (name) DO UPDATE SET value = excluded.value

@@ -83,6 +83,12 @@ extension SQLiteBlobIndex: AccessIndex {
             for key in plan.keys {
                 try db.execute(sql: SQLiteAccessRow.upsertKey, arguments: SQLiteAccessRow.arguments(key))
             }
+            for setting in plan.settings {
+                try db.execute(sql: """
+                    INSERT INTO bucket_access (bucket, name, value) VALUES (?, ?, ?)
+                    ON CONFLICT (bucket, name) DO UPDATE SET value = excluded.value
+                    """, arguments: [setting.bucket, setting.name.stored, setting.value])
+            }
             try db.execute(sql: "INSERT INTO access_settings (name, value) VALUES ('anonymous', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
                            arguments: [plan.anonymous.description])
             try db.execute(sql: SQLiteAccessRow.bumpVersion)

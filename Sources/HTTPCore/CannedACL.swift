@@ -85,6 +85,8 @@ public struct SettingGrants: Sendable, Equatable {
                 } catch {
                     unreadable.append("\(setting.bucket) policy: \(error)")
                 }
+            case .cors, .lifecycle, .notifications:
+                continue
             }
         }
     }

@@ -6,13 +6,21 @@ import HTTPCore
 /// `--bootstrap FILE`: buckets, keys with the secrets the file gives, and anonymous grants,
 /// applied at every start before blobd listens, in one transaction; applying the same file
 /// again changes nothing. Its shape mirrors the admin API:
-/// `{"buckets": [{"name": B}], "keys": [{"name", "grants": [...], "token", "access_key_id",
-/// "secret_access_key"}], "anonymous": [GRANT, ...]}`.
+/// `{"buckets": [{"name": B, "cors": ..., "lifecycle": ..., "notifications": ...}], "keys":
+/// [{"name", "grants": [...], "token", "access_key_id", "secret_access_key"}], "anonymous":
+/// [GRANT, ...]}`; a bucket's settings are in the JSON of their admin API.
 enum Bootstrap {
     /// Why a bootstrap file was refused.
     struct Invalid: Error, CustomStringConvertible {
         let description: String
     }
+
+    /// Checks the JSON of one bucket setting and gives the text the catalog keeps, or throws a
+    /// message saying what is wrong.
+    typealias SettingParser = @Sendable (_ json: Any, _ bucket: String) throws -> String
+
+    /// The settings a bucket entry may carry, by member name, each read as its admin API reads it.
+    static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [:]
 
     /// Reads and checks the file; nothing is applied yet.
     static func load(_ path: String, now: Int64 = Int64(time(nil))) throws(Invalid) -> BootstrapPlan {
@@ -24,7 +32,13 @@ enum Bootstrap {
         if let unknown = root.keys.first(where: { !["buckets", "keys", "anonymous"].contains($0) }) {
             throw Invalid(description: "unknown member '\(unknown)' (blobd knows buckets, keys and anonymous)")
         }
-        let buckets = try (root["buckets"] as? [Any] ?? []).map { entry throws(Invalid) in try bucket(entry, now: now) }
+        var buckets: [Bucket] = []
+        var settings: [BucketAccessSetting] = []
+        for entry in root["buckets"] as? [Any] ?? [] {
+            let (bucket, itsSettings) = try bucket(entry, now: now)
+            buckets.append(bucket)
+            settings += itsSettings
+        }
         var names = Set<String>()
         var keys: [KeyRecord] = []
         for entry in root["keys"] as? [Any] ?? [] {
@@ -33,15 +47,27 @@ enum Bootstrap {
             keys.append(key)
         }
         let anonymous = try grants(root["anonymous"] ?? [Any](), "anonymous")
-        return BootstrapPlan(buckets: buckets, keys: keys, anonymous: anonymous)
+        return BootstrapPlan(buckets: buckets, keys: keys, anonymous: anonymous, settings: settings)
     }
 
-    private static func bucket(_ entry: Any, now: Int64) throws(Invalid) -> Bucket {
+    private static func bucket(_ entry: Any, now: Int64) throws(Invalid) -> (Bucket, [BucketAccessSetting]) {
         guard let object = entry as? [String: Any], let name = object["name"] as? String else {
             throw Invalid(description: "each bucket is {\"name\": NAME}")
         }
         guard S3Service.isValidBucketName(name) else { throw Invalid(description: "'\(name)' is not a valid bucket name") }
-        return Bucket(name: name, created: now)
+        var settings: [BucketAccessSetting] = []
+        for (member, value) in object.sorted(by: { $0.key < $1.key }) where member != "name" {
+            guard let setting = settingParsers[member] else {
+                let known = (["name"] + settingParsers.keys.sorted()).joined(separator: ", ")
+                throw Invalid(description: "bucket '\(name)': unknown member '\(member)' (blobd knows \(known))")
+            }
+            do {
+                settings.append(BucketAccessSetting(bucket: name, name: setting.name, value: try setting.parse(value, name)))
+            } catch {
+                throw Invalid(description: "bucket '\(name)': \(member): \(error)")
+            }
+        }
+        return (Bucket(name: name, created: now), settings)
     }
 
     private static func key(_ entry: Any, now: Int64) throws(Invalid) -> KeyRecord {

@@ -80,6 +80,29 @@ extension CatalogConformance {
             #expect(try index.anonymousGrants() == plan.anonymous)
         }
 
+        /// A bootstrap plan sets the bucket settings it names, in its transaction, and leaves the
+        /// others as they are; the access version moves so every node reads them.
+        @Test(arguments: Backend.all)
+        func bootstrapSetsBucketSettings(_ backend: Backend) throws {
+            let index = try backend.open()
+            try index.applyBootstrap(BootstrapPlan(buckets: [Bucket(name: "logs", created: 1)], keys: [], anonymous: .none))
+            try index.setBucketAccess("logs", .acl, to: "public-read")
+            let before = try index.accessVersion()
+            let cors = BucketAccessSetting(bucket: "logs", name: .cors, value: #"{"rules":[]}"#)
+            let lifecycle = BucketAccessSetting(bucket: "logs", name: .lifecycle, value: #"{"rules":[{"id":"30d"}]}"#)
+            let plan = BootstrapPlan(buckets: [Bucket(name: "logs", created: 1)], keys: [], anonymous: .none, settings: [cors, lifecycle])
+            try index.applyBootstrap(plan)
+            try index.applyBootstrap(plan)
+            #expect(try index.bucketAccess(of: "logs").map(\.name.stored) == ["acl", "cors", "lifecycle"])
+            #expect(try index.bucketAccess(of: "logs").first { $0.name == .lifecycle }?.value == lifecycle.value)
+            #expect(try index.accessVersion() > before)
+            var changed = plan
+            changed.settings = [BucketAccessSetting(bucket: "logs", name: .cors, value: #"{"rules":[{"id":"x"}]}"#)]
+            try index.applyBootstrap(changed)
+            #expect(try index.bucketAccess(of: "logs").first { $0.name == .cors }?.value == changed.settings[0].value)
+            #expect(BucketAccessSetting.Name(stored: "notifications") == .notifications)
+        }
+
         /// Share links round-trip; downloads count up to their maximum, atomically, also when
         /// many are counted at once; removal is by id.
         @Test(arguments: Backend.all)
