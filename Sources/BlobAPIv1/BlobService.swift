@@ -22,11 +22,14 @@ public final class BlobService: HTTPHandler {
     /// The outside URL of this listener (`--public-url`), without a trailing slash, put before
     /// the path of every `Location` and `Content-Location`; "" for relative references.
     let publicURL: String
+    /// tusd's blocking hooks (`--hook-url`), when configured.
+    let hooks: BlockingHooks?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "") {
+                publicURL: String = "", hooks: BlockingHooks? = nil) {
+        self.hooks = hooks
         self.store = store
         self.publicURL = publicURL
         self.accessLog = accessLog

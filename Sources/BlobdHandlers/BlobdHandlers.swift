@@ -23,9 +23,12 @@ public final class BlobdHandlers: Sendable {
         public var accessLog: AccessLog.Format?
         /// Peers whose `Forwarded` / `X-Forwarded-For` the access log believes.
         public var trustedProxies: [NetworkRange]
+        /// tusd's blocking hooks (`--hook-url`); nil for none.
+        public var hooks: HookSettings?
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
-                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = []) {
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], hooks: HookSettings? = nil) {
+            self.hooks = hooks
             self.version = version
             self.node = node
             self.uploadLifetime = uploadLifetime
@@ -42,6 +45,7 @@ public final class BlobdHandlers: Sendable {
     private let access: AccessPolicy
     private let logger: Logger
     private let accessLog: AccessLog?
+    private let hooks: BlockingHooks?
 
     public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
         self.store = store
@@ -49,13 +53,14 @@ public final class BlobdHandlers: Sendable {
         self.logger = logger
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
+        hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
-                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL)
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL, hooks: hooks)
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
     /// (it starts its own commit threads).
     public func makeS3() -> S3Service {
-        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog)
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks)
     }
 }

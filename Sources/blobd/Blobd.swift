@@ -66,6 +66,9 @@ struct Serve: ParsableCommand {
     @Option(help: "This node's name in a cluster (BLOBD_NODE_ID; default the host name).") var nodeId: String?
     @Option(help: "In a cluster, seconds before files of replaced or deleted versions are unlinked (BLOBD_RECLAIM_GRACE; default 900).") var reclaimGrace: String?
     @Option(help: "PostgreSQL connections per node (BLOBD_DB_CONNECTIONS; default 16).") var dbConnections: String?
+    @Option(help: "http:// URL of a blocking hook that takes tusd's hook requests (BLOBD_HOOK_URL; default none).") var hookUrl: String?
+    @Option(help: "The hooks sent to --hook-url: pre-create, pre-finish, comma-separated (BLOBD_HOOK_EVENTS; default both).") var hookEvents: String?
+    @Option(help: "How long a hook may take before the request gets 503: seconds, or 500ms (BLOBD_HOOK_TIMEOUT; default 5s).") var hookTimeout: String?
 
     func run() throws {
         let configuration: Configuration

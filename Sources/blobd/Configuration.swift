@@ -42,6 +42,8 @@ struct Configuration: Sendable {
     var progressInterval = 5.0
     /// The tests' own settings (BLOBD_TEST_*); nil in production.
     var testing: TestSettings?
+    /// `--hook-url` and its events and timeout; nil for no blocking hooks.
+    var hooks: HookSettings?
 
     /// The process's environment. Every subcommand's settings come through here: this is the
     /// one place blobd reads its environment.
@@ -172,6 +174,7 @@ extension Serve {
         }
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
+        c.hooks = try resolveHooks(value)
         return c
     }
 
