@@ -22,12 +22,15 @@ public final class BlobService: HTTPHandler {
     /// The outside URL of this listener (`--public-url`), without a trailing slash, put before
     /// the path of every `Location` and `Content-Location`; "" for relative references.
     let publicURL: String
+    /// The web page at /ui/; nil with `--no-ui`.
+    let webUI: WebUI?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "") {
+                publicURL: String = "", webUI: WebUI? = nil) {
         self.store = store
+        self.webUI = webUI
         self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)

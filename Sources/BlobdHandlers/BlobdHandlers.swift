@@ -23,9 +23,12 @@ public final class BlobdHandlers: Sendable {
         public var accessLog: AccessLog.Format?
         /// Peers whose `Forwarded` / `X-Forwarded-For` the access log believes.
         public var trustedProxies: [NetworkRange]
+        /// Whether /ui/ serves the web page (`--no-ui` turns it off).
+        public var webUI: Bool
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
-                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = []) {
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], webUI: Bool = true) {
+            self.webUI = webUI
             self.version = version
             self.node = node
             self.uploadLifetime = uploadLifetime
@@ -50,7 +53,8 @@ public final class BlobdHandlers: Sendable {
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
-                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL)
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
+                         webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil)
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
