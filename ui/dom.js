@@ -8,7 +8,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (name in el && typeof value !== "string") el[name] = value;
     else el.setAttribute(name, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : String(child));
   }

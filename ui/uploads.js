@@ -31,7 +31,7 @@ export function addUploads(items) {
     const status = h("span", { class: "upload-status" }, "queued");
     const pause = h("button", { type: "button", "aria-label": `Pause ${key}`, onclick: () => toggle() }, "Pause");
     const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: () => { entry.tus.cancel(); done(); } }, "Cancel");
-    const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, status, pause, cancel);
+    const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, pause, cancel, status);
     const done = () => { pause.disabled = true; cancel.disabled = entry.tus.state !== "running" && entry.tus.state !== "waiting"; updateTotal(); pump(); };
     const toggle = () => {
       if (entry.tus.state === "paused" || entry.tus.state === "failed") { entry.tus.resume(); pause.textContent = "Pause"; pause.setAttribute("aria-label", `Pause ${key}`); }

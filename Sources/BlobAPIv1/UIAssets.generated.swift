@@ -187,8 +187,10 @@ export function formatTime(iso) {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"3a35ba1026f33c2d4cb57ad5a633b3a2\"", body: Array(#"""
+        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"8c77534d6d4498cc1d7867e986ac3ee2\"", body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
+[hidden] { display: none !important; }
+html { scroll-padding-bottom: 3rem; scroll-padding-top: 1rem; }
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--fg); background: var(--bg); padding-bottom: 2.5rem; }
 a { color: var(--accent); }
@@ -243,7 +245,7 @@ table.listing { width: 100%; border-collapse: collapse; background: #fff; border
 .uploads-head { display: flex; gap: .5rem; align-items: center; }
 .uploads-head progress { flex: 1; }
 #uploads-list { list-style: none; padding: 0; margin: .5rem 0 0; display: grid; gap: .35rem; }
-.upload { display: grid; grid-template-columns: 1fr 6rem; gap: .25rem .5rem; align-items: center; font-size: .9rem; }
+.upload { display: grid; grid-template-columns: 1fr 8rem auto auto; gap: .25rem .5rem; align-items: center; font-size: .9rem; }
 .upload-name { word-break: break-all; }
 .upload-status { grid-column: 1 / -1; color: var(--muted); }
 .upload.done .upload-status { color: #1e7b34; }
@@ -544,7 +546,7 @@ async function showPublicURL(view, key) {
 export { APIError };
 
 """#.utf8)),
-        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"bd6ea482e4204af2c7ae27578e3ceb45\"", body: Array(#"""
+        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"ec4c8fe8ca0fc337789ba191b24940ee\"", body: Array(#"""
 // A small element builder: h("button", {type: "button", onclick}, "Text").
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -555,7 +557,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (name in el && typeof value !== "string") el[name] = value;
     else el.setAttribute(name, value === true ? "" : value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : String(child));
   }
@@ -1037,7 +1039,7 @@ export class TusUpload {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "uploads.js", contentType: "text/javascript; charset=utf-8", etag: "\"c53ae4565fc1a37863b49d583a71ae57\"", body: Array(#"""
+        WebUI.Asset(name: "uploads.js", contentType: "text/javascript; charset=utf-8", etag: "\"7b1280a70abbd8d632e99153bc01209e\"", body: Array(#"""
 // The upload panel: files from the picker, the folder picker or a drop, each a tus upload with
 // its own progress and pause/resume/cancel, and the total. `onFinished` runs when one ends.
 import { formatSize } from "./api.js";
@@ -1071,7 +1073,7 @@ export function addUploads(items) {
     const status = h("span", { class: "upload-status" }, "queued");
     const pause = h("button", { type: "button", "aria-label": `Pause ${key}`, onclick: () => toggle() }, "Pause");
     const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: () => { entry.tus.cancel(); done(); } }, "Cancel");
-    const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, status, pause, cancel);
+    const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, pause, cancel, status);
     const done = () => { pause.disabled = true; cancel.disabled = entry.tus.state !== "running" && entry.tus.state !== "waiting"; updateTotal(); pump(); };
     const toggle = () => {
       if (entry.tus.state === "paused" || entry.tus.state === "failed") { entry.tus.resume(); pause.textContent = "Pause"; pause.setAttribute("aria-label", `Pause ${key}`); }
