@@ -31,7 +31,7 @@ export async function showBuckets(view) {
     names = grantBuckets();
     if (!names.length) notice(error.message, true);
   }
-  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/") }, "🗀 " + name))));
+  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/"), class: "folder" }, name))));
   if (!names.length) list.append(h("li", {}, "No bucket to show."));
   view.append(list, h("form", { class: "inline", onsubmit: (e) => {
     e.preventDefault();
@@ -128,7 +128,7 @@ function render() {
   document.getElementById("rows").replaceChildren(...rows.map((row) => h("tr", { dataset: { key: row.key } },
     h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + row.name,
       checked: state.selected.has(row.key), onchange: (e) => { e.target.checked ? state.selected.add(row.key) : state.selected.delete(row.key); updateSelection(); } })),
-    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key) }, row.folder ? "🗀 " + row.name : row.name)),
+    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
     h("td", { class: "num" }, row.folder ? "" : formatSize(row.size)),
     h("td", {}, row.folder ? "folder" : row.content_type),
     h("td", {}, row.folder ? "" : formatTime(row.modified)))));

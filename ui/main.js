@@ -59,12 +59,16 @@ async function route() {
   if (!token()) { showLogin(); return; }
   const hash = location.hash || "#/";
   document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
-  if (hash.startsWith("#/b/")) return showFolder(view, decode(hash.slice(4)));
-  if (hash.startsWith("#/o/")) return showObject(view, decode(hash.slice(4)));
-  if (hash === "#/shares") return showShares(view, pageLinkIDs());
-  if (hash === "#/admin/keys") return showKeys(view);
-  if (hash.startsWith("#/admin/buckets")) return showBucketSettings(view, decodeURIComponent(hash.slice("#/admin/buckets/".length)));
-  return showBuckets(view);
+  // Each view draws into a pane of its own: one still loading when the user moves on draws
+  // into a pane that is no longer shown.
+  const pane = h("div");
+  view.replaceChildren(pane);
+  if (hash.startsWith("#/b/")) return showFolder(pane, decode(hash.slice(4)));
+  if (hash.startsWith("#/o/")) return showObject(pane, decode(hash.slice(4)));
+  if (hash === "#/shares") return showShares(pane, pageLinkIDs());
+  if (hash === "#/admin/keys") return showKeys(pane);
+  if (hash.startsWith("#/admin/buckets")) return showBucketSettings(pane, decodeURIComponent(hash.slice("#/admin/buckets/".length)));
+  return showBuckets(pane);
 }
 
 document.getElementById("login-form").addEventListener("submit", async (e) => {

@@ -187,7 +187,7 @@ export function formatTime(iso) {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"8c77534d6d4498cc1d7867e986ac3ee2\"", body: Array(#"""
+        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"939f589651d4a8613046bc54b543c031\"", body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
 html { scroll-padding-bottom: 3rem; scroll-padding-top: 1rem; }
@@ -253,9 +253,12 @@ table.listing { width: 100%; border-collapse: collapse; background: #fff; border
 .status { position: fixed; bottom: 0; left: 0; right: 0; padding: .4rem 1rem; background: #e8edf6; color: var(--muted); font-size: .9rem; border-top: 1px solid var(--line); }
 dialog { border: 1px solid var(--line); border-radius: 6px; max-width: 30rem; white-space: pre-line; }
 dialog menu { display: flex; justify-content: flex-end; gap: .5rem; padding: 0; }
+a.folder::before { content: ""; display: inline-block; width: .9em; height: .7em; margin-right: .4em; border: 2px solid currentColor; border-radius: 2px 2px 3px 3px; border-top-width: 4px; vertical-align: -.05em; }
+.card button, .card .button { justify-self: start; }
+.upload progress { width: 100%; }
 
 """#.utf8)),
-        WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"91aa98f6053beea715de5d655b30cc20\"", body: Array(#"""
+        WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"178dde3881c4d8a56eb998b0d7737ae5\"", body: Array(#"""
 // Buckets, then folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more"
 // pages (the listing's `next` cursor), selection and delete, a new folder, uploads.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
@@ -289,7 +292,7 @@ export async function showBuckets(view) {
     names = grantBuckets();
     if (!names.length) notice(error.message, true);
   }
-  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/") }, "🗀 " + name))));
+  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/"), class: "folder" }, name))));
   if (!names.length) list.append(h("li", {}, "No bucket to show."));
   view.append(list, h("form", { class: "inline", onsubmit: (e) => {
     e.preventDefault();
@@ -386,7 +389,7 @@ function render() {
   document.getElementById("rows").replaceChildren(...rows.map((row) => h("tr", { dataset: { key: row.key } },
     h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + row.name,
       checked: state.selected.has(row.key), onchange: (e) => { e.target.checked ? state.selected.add(row.key) : state.selected.delete(row.key); updateSelection(); } })),
-    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key) }, row.folder ? "🗀 " + row.name : row.name)),
+    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
     h("td", { class: "num" }, row.folder ? "" : formatSize(row.size)),
     h("td", {}, row.folder ? "folder" : row.content_type),
     h("td", {}, row.folder ? "" : formatTime(row.modified)))));
@@ -717,7 +720,7 @@ export function grantBuckets() {
 </html>
 
 """#.utf8)),
-        WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"b1f2c443e41d07a390f1f5fef1e8b534\"", body: Array(#"""
+        WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"2df160050335cf9602b738f8d9ff3871\"", body: Array(#"""
 // The page: log in, the caller's grants, the status line, and the views by location hash:
 // #/ buckets, #/b/PREFIX/ a folder, #/o/KEY a blob, #/shares, #/admin/keys, #/admin/buckets/B.
 import { APIError, setToken, token, whoami } from "./api.js";
@@ -779,12 +782,16 @@ async function route() {
   if (!token()) { showLogin(); return; }
   const hash = location.hash || "#/";
   document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
-  if (hash.startsWith("#/b/")) return showFolder(view, decode(hash.slice(4)));
-  if (hash.startsWith("#/o/")) return showObject(view, decode(hash.slice(4)));
-  if (hash === "#/shares") return showShares(view, pageLinkIDs());
-  if (hash === "#/admin/keys") return showKeys(view);
-  if (hash.startsWith("#/admin/buckets")) return showBucketSettings(view, decodeURIComponent(hash.slice("#/admin/buckets/".length)));
-  return showBuckets(view);
+  // Each view draws into a pane of its own: one still loading when the user moves on draws
+  // into a pane that is no longer shown.
+  const pane = h("div");
+  view.replaceChildren(pane);
+  if (hash.startsWith("#/b/")) return showFolder(pane, decode(hash.slice(4)));
+  if (hash.startsWith("#/o/")) return showObject(pane, decode(hash.slice(4)));
+  if (hash === "#/shares") return showShares(pane, pageLinkIDs());
+  if (hash === "#/admin/keys") return showKeys(pane);
+  if (hash.startsWith("#/admin/buckets")) return showBucketSettings(pane, decodeURIComponent(hash.slice("#/admin/buckets/".length)));
+  return showBuckets(pane);
 }
 
 document.getElementById("login-form").addEventListener("submit", async (e) => {

@@ -111,8 +111,10 @@ def seed():
     check(api("PUT", "/v1/blobs/photos/pic.png", data=png, headers={"Content-Type": "image/png"}).status_code in (200, 201), "pic.png")
     tone = os.path.join(WORK, "tone.wav")
     with wave.open(tone, "wb") as w:
-        w.setnchannels(1); w.setsampwidth(2); w.setframerate(8000)
-        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i * 440 * 2 * math.pi / 8000))) for i in range(8000 * 30)))
+        # 240 s at 44.1 kHz (21 MB): the player fetches a part, and a seek near the end asks for another range.
+        second = b"".join(struct.pack("<h", int(8000 * math.sin(i * 440 * 2 * math.pi / 44100))) for i in range(44100))
+        w.setnchannels(1); w.setsampwidth(2); w.setframerate(44100)
+        w.writeframes(second * 240)
     check(api("PUT", "/v1/blobs/photos/tone.wav", data=open(tone, "rb").read(), headers={"Content-Type": "audio/wav"}).status_code in (200, 201), "tone.wav")
     for name in ["note.txt", "del-a.txt", "del-b.txt"]:
         check(api("PUT", "/v1/blobs/photos/" + name, data=f"hello from {name}\n".encode(), headers={"Content-Type": "text/plain"}).status_code in (200, 201), name)
@@ -121,22 +123,23 @@ def seed():
 def browse(driver):
     go(driver, "#/")
     wait(driver, lambda d: css(d, ".buckets a"), "bucket list")
-    check({a.text.strip("🗀 ") for a in css(driver, ".buckets a")} >= {"big", "photos"}, "buckets listed")
+    check({a.text for a in css(driver, ".buckets a")} == {"big", "photos"}, "buckets listed (inbox is empty, so no key names it yet)")
     click(css(driver, ".buckets a[href='#/b/big/']")[0])
     wait(driver, lambda d: count_text(d) == "1000 entries so far", "first page of big/")
     accessible(driver, "folder")
     for expected in ["2000 entries so far", "2910 entries"]:
         click(driver.find_element(By.ID, "load-more"))
         wait(driver, lambda d: count_text(d) == expected, expected)
-    names = [a.text for a in css(driver, "#rows td.name a")]
+    names = driver.execute_script("return [...document.querySelectorAll('#rows td.name a')].map((a) => a.textContent)")
     check(len(names) == 2910 and len(set(names)) == 2910, f"every key once: {len(names)} rows, {len(set(names))} distinct")
-    check(names[:2] == ["🗀 dir00/", "🗀 dir01/"] and names[10] == "f0000.txt" and names[-1] == "f2899.txt", f"order {names[:2]} {names[10]} {names[-1]}")
+    check(names[:2] == ["dir00/", "dir01/"] and names[10] == "f0000.txt" and names[-1] == "f2899.txt", f"order {names[:2]} {names[10]} {names[-1]}")
+    driver.execute_script("window.scrollTo(0, 0)")
+    shot(driver, "browse")
     click(driver.find_element(By.CSS_SELECTOR, "th[data-by='name'] button"))
     wait(driver, lambda d: css(d, "th[data-by='name']")[0].get_attribute("aria-sort") == "descending", "sorted descending")
     check(css(driver, "#rows td.name a")[10].text == "f2899.txt", "descending by name")
     driver.find_element(By.ID, "filter").send_keys("f01")
     wait(driver, lambda d: count_text(d) == "100 entries", "filter f01")
-    shot(driver, "browse")
     css(driver, "#filter")[0].clear()
     go(driver, "#/b/big/dir03/")
     wait(driver, lambda d: count_text(d) == "10 entries", "folder dir03")
@@ -204,8 +207,8 @@ def preview(driver):
     shot(driver, "details")
     go(driver, "#/o/photos/tone.wav")
     wait(driver, lambda d: css(d, "#preview-media") and d.execute_script("return document.getElementById('preview-media').readyState") >= 1, "media metadata")
-    driver.execute_script("const m = document.getElementById('preview-media'); m.currentTime = 25; m.play().catch(() => {});")
-    wait(driver, lambda d: d.execute_script("const m = document.getElementById('preview-media'); return !m.seeking && m.currentTime >= 25 && m.readyState >= 2"), "seeked to 25 s")
+    driver.execute_script("const m = document.getElementById('preview-media'); m.currentTime = 230; m.play().catch(() => {});")
+    wait(driver, lambda d: d.execute_script("const m = document.getElementById('preview-media'); return !m.seeking && m.currentTime >= 230 && m.readyState >= 2"), "seeked to 230 s")
     step("previewed an image and seeked in a media file")
 
 
@@ -268,8 +271,9 @@ def share(driver):
         shot(driver, "shares")
         click(css(driver, f"#share-rows tr[data-id='{share_id}'] button")[0])
         wait(driver, lambda d: not css(d, f"#share-rows tr[data-id='{share_id}']"), "revoked link gone from the list")
-        fresh.get(url + "?inline")
-        check("not-found" in fresh.page_source or "Not found" in fresh.page_source, "fresh profile gets 404 after revoke")
+        # The fresh profile, still on the link's page, asks again (a problem+json answer would be saved, not shown).
+        status = fresh.execute_async_script("const done = arguments[arguments.length - 1]; fetch(arguments[0], {cache: 'no-store'}).then(r => done(r.status));", url)
+        check(status == 404, f"fresh profile gets 404 after revoke, got {status}")
         check(requests.get(url).status_code == 404, "revoked link is 404")
     finally:
         fresh.quit()
