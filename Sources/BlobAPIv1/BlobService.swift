@@ -24,13 +24,16 @@ public final class BlobService: HTTPHandler {
     let publicURL: String
     /// tusd's blocking hooks (`--hook-url`), when configured.
     let hooks: BlockingHooks?
+    /// The web page at /ui/; nil with `--no-ui`.
+    let webUI: WebUI?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "", hooks: BlockingHooks? = nil) {
+                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil) {
         self.hooks = hooks
         self.store = store
+        self.webUI = webUI
         self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)

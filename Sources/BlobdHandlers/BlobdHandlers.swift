@@ -25,10 +25,14 @@ public final class BlobdHandlers: Sendable {
         public var trustedProxies: [NetworkRange]
         /// tusd's blocking hooks (`--hook-url`); nil for none.
         public var hooks: HookSettings?
+        /// Whether /ui/ serves the web page (`--no-ui` turns it off).
+        public var webUI: Bool
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
-                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], hooks: HookSettings? = nil) {
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], webUI: Bool = true,
+                    hooks: HookSettings? = nil) {
             self.hooks = hooks
+            self.webUI = webUI
             self.version = version
             self.node = node
             self.uploadLifetime = uploadLifetime
@@ -55,7 +59,8 @@ public final class BlobdHandlers: Sendable {
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
-                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL, hooks: hooks)
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
+                         webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks)
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
