@@ -17,6 +17,11 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     /// The caller's grant allows creating only (`create`, not `write`): a record in place
     /// refuses the write with `.createOnly`, whatever the headers say.
     public var onlyCreate = false
+    /// S3's `x-amz-if-match-last-modified-time`: a record must exist, modified at exactly this
+    /// second (since the epoch).
+    public var ifModifiedAt: Int64?
+    /// S3's `x-amz-if-match-size`: a record must exist, of exactly this many bytes.
+    public var ifSize: UInt64?
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {
@@ -57,11 +62,13 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     }
 
     public init(ifMatch: TagList? = nil, ifNoneMatch: TagList? = nil, ifUnmodifiedSince: Int64? = nil,
-                scheme: TagScheme = .version) {
+                scheme: TagScheme = .version, ifModifiedAt: Int64? = nil, ifSize: UInt64? = nil) {
         self.ifMatch = ifMatch
         self.ifNoneMatch = ifNoneMatch
         self.ifUnmodifiedSince = ifUnmodifiedSince
         self.scheme = scheme
+        self.ifModifiedAt = ifModifiedAt
+        self.ifSize = ifSize
     }
 
     /// No condition: the write goes ahead whatever the key holds.
@@ -96,6 +103,8 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         } else if let ifUnmodifiedSince, let current, current.modified > ifUnmodifiedSince {
             return false
         }
+        if let ifModifiedAt, current?.modified != ifModifiedAt { return false }
+        if let ifSize, current?.size != ifSize { return false }
         if let ifNoneMatch {
             switch ifNoneMatch {
             case .any: if tag != nil { return false }
@@ -111,6 +120,8 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         if let ifMatch { parts.append("If-Match: \(Self.text(ifMatch))") }
         if let ifUnmodifiedSince { parts.append("If-Unmodified-Since: \(ifUnmodifiedSince)") }
         if let ifNoneMatch { parts.append("If-None-Match: \(Self.text(ifNoneMatch))") }
+        if let ifModifiedAt { parts.append("modified at \(ifModifiedAt)") }
+        if let ifSize { parts.append("size \(ifSize)") }
         if onlyCreate { parts.append("create only (grant)") }
         guard !parts.isEmpty else { return "always" }
         return parts.joined(separator: ", ") + (scheme == .content ? " (content tags)" : "")

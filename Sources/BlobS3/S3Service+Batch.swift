@@ -33,17 +33,15 @@ extension S3Service {
     private func deleteObjects(_ request: DeleteObjectsBody.Request, bucket: String, caller: Principal,
                                requestID: String) throws -> HTTPResponse {
         var xml = XML.declaration + "<DeleteResult xmlns=\"\(XML.namespace)\">"
-        for key in request.keys {
+        for entry in request.entries {
+            let key = entry.key
             do {
                 let blobKey = try self.blobKey(bucket, key)
                 guard caller.grants.allows(.delete, key: blobKey.rawValue.utf8) else {
                     throw S3Error(.accessDenied, "Access Denied")
                 }
-                do {
-                    try store.delete(blobKey)
-                } catch {
-                    if error != .notFound { throw error }
-                }
+                try deleteObject(blobKey, if: try Self.deleteCondition(ifMatch: entry.etag.map { [$0] } ?? [],
+                                                                       modified: entry.lastModified, size: entry.size))
                 if !request.quiet { xml += "<Deleted>" + XML.element("Key", key) + "</Deleted>" }
             } catch {
                 let failure = S3Error(error)
@@ -62,8 +60,16 @@ extension S3Service {
 /// SHA-256 is checked (when signed) before anything is deleted.
 final class DeleteObjectsBody: HTTPBodyConsumer {
     struct Request {
-        var keys: [String] = []
+        var entries: [Entry] = []
         var quiet = false
+    }
+
+    /// One Object of the body: its Key, and the conditions its delete names.
+    struct Entry {
+        var key: String
+        var etag: String?
+        var lastModified: String?
+        var size: String?
     }
 
     private var reader = XMLReader(maxElements: S3Service.maxDeleteKeys * 8 + 8)
@@ -72,9 +78,12 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
     private var received = 0
     private var failure: S3Error?
     private var request = Request()
-    /// The Key of the Object being read, and the text of Quiet.
+    /// The Key of the Object being read, its other elements (each cut after 128 bytes: no
+    /// valid ETag, time or size is longer), and the text of Quiet.
     private var key: [UInt8]?
+    private var fields: [String: [UInt8]] = [:]
     private var quiet: [UInt8] = []
+    static let conditionElements: Set<String> = ["ETag", "LastModifiedTime", "Size"]
     private let committers: BlockingPool
     private let respond: (Result<Request, any Error>) -> HTTPResponse
 
@@ -101,8 +110,14 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
         guard path[0] == "Delete" else { throw XMLReader.malformed }
         switch (event, path.count, path.last) {
         case (.start, 2, "Object"?):
-            guard request.keys.count < S3Service.maxDeleteKeys else { throw S3Error(.malformedXML, "DeleteObjects takes at most 1000 keys.") }
+            guard request.entries.count < S3Service.maxDeleteKeys else { throw S3Error(.malformedXML, "DeleteObjects takes at most 1000 keys.") }
             key = nil
+            fields = [:]
+        case (.start, 3, let name?) where path[1] == "Object" && Self.conditionElements.contains(name):
+            fields[name] = []
+        case (.text(let text), 3, let name?) where path[1] == "Object" && Self.conditionElements.contains(name):
+            let room = max(0, 128 - (fields[name]?.count ?? 0))
+            fields[name]?.append(contentsOf: text.utf8.prefix(room))
         case (.start, 3, "Key"?) where path[1] == "Object":
             key = []
         case (.text(let text), 3, "Key"?) where path[1] == "Object":
@@ -110,7 +125,9 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
             key?.append(contentsOf: text.utf8.prefix(room))
         case (.end, 2, "Object"?):
             guard let key else { throw S3Error(.malformedXML, "Every Object needs a Key.") }
-            request.keys.append(String(decoding: key, as: UTF8.self))
+            func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self).trimmingCharacters() } }
+            request.entries.append(Entry(key: String(decoding: key, as: UTF8.self), etag: text("ETag"),
+                                         lastModified: text("LastModifiedTime"), size: text("Size")))
         case (.text(let text), 2, "Quiet"?):
             let room = max(0, 16 - quiet.count)
             quiet.append(contentsOf: text.utf8.prefix(room))
@@ -126,7 +143,7 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
             }
             if let failure { throw failure }
             try reader.finish { [unowned self] event, path throws(S3Error) in try collect(event, path) }
-            guard !request.keys.isEmpty else { throw XMLReader.malformed }
+            guard !request.entries.isEmpty else { throw XMLReader.malformed }
             request.quiet = String(decoding: quiet, as: UTF8.self).trimmingCharacters() == "true"
             return request
         }

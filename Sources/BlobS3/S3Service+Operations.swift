@@ -89,7 +89,7 @@ extension S3Service {
             return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
         case .deleteObject:
-            try deleteObject(try blobKey(bucket, key))
+            try deleteObject(try blobKey(bucket, key), if: try Self.deleteCondition(head))
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         }
     }
@@ -144,15 +144,6 @@ extension S3Service {
             guard try store.record(for: try blobKey(bucket, key)) != nil else { throw StoreError.notFound }
             if name == "tagging" { return xml("<Tagging xmlns=\"\(XML.namespace)\"><TagSet/></Tagging>") }
             throw S3Error(.invalidRequest, "Bucket is missing Object Lock Configuration")
-        }
-    }
-
-    /// DeleteObject: S3 answers 204 whether or not the key existed.
-    func deleteObject(_ key: BlobKey) throws(StoreError) {
-        do {
-            try store.delete(key)
-        } catch {
-            if error != .notFound { throw error }
         }
     }
 

@@ -44,6 +44,15 @@ import Testing
         Case(condition: WriteCondition(ifMatch: .tags([.init(String(repeating: "ab", count: 32))]), scheme: .content),
              present: true, absent: false),
         Case(condition: WriteCondition(ifNoneMatch: .any, scheme: .content), present: false, absent: true),
+        // S3's conditional deletes: the exact modification time and size, and a record must exist.
+        Case(condition: WriteCondition(ifModifiedAt: 1000), present: true, absent: false),
+        Case(condition: WriteCondition(ifModifiedAt: 999), present: false, absent: false),
+        Case(condition: WriteCondition(ifModifiedAt: 1001), present: false, absent: false),
+        Case(condition: WriteCondition(ifSize: 3), present: true, absent: false),
+        Case(condition: WriteCondition(ifSize: 4), present: false, absent: false),
+        Case(condition: WriteCondition(ifMatch: .any, ifModifiedAt: 1000, ifSize: 3), present: true, absent: false),
+        Case(condition: WriteCondition(ifMatch: .tags([.init("v1")]), ifModifiedAt: 1000, ifSize: 2), present: false, absent: false),
+        Case(condition: WriteCondition(ifMatch: .tags([.init("v2")]), ifModifiedAt: 1000, ifSize: 3), present: false, absent: false),
     ]
 
     @Test(arguments: cases) func holds(_ test: Case) {

@@ -209,6 +209,10 @@ enum Condition: Sendable, CustomStringConvertible {
     case ifNoneMatch([String])
     /// If-Unmodified-Since: no current version, or one modified at or before this time.
     case ifUnmodifiedSince(Int64)
+    /// S3's x-amz-if-match-last-modified-time: a current version modified at exactly this time.
+    case modifiedAt(Int64)
+    /// S3's x-amz-if-match-size: a current version of exactly this size.
+    case sizeIs(UInt64)
 
     /// True if the condition holds for `current` (nil when the key is absent).
     func holds(for current: BlobRecord?) -> Bool {
@@ -219,6 +223,8 @@ enum Condition: Sendable, CustomStringConvertible {
         case .ifMatch(let tags): current.map { tags.contains($0.version) } ?? false
         case .ifNoneMatch(let tags): current.map { !tags.contains($0.version) } ?? true
         case .ifUnmodifiedSince(let time): current.map { $0.modified <= time } ?? true
+        case .modifiedAt(let time): current?.modified == time
+        case .sizeIs(let size): current?.size == size
         }
     }
 
@@ -231,6 +237,8 @@ enum Condition: Sendable, CustomStringConvertible {
         case .ifMatch(let tags): WriteCondition(ifMatch: .tags(tags.map { WriteCondition.Tag($0) }))
         case .ifNoneMatch(let tags): WriteCondition(ifNoneMatch: .tags(tags.map { WriteCondition.Tag($0) }))
         case .ifUnmodifiedSince(let time): WriteCondition(ifUnmodifiedSince: time)
+        case .modifiedAt(let time): WriteCondition(ifModifiedAt: time)
+        case .sizeIs(let size): WriteCondition(ifSize: size)
         }
     }
 
@@ -242,6 +250,8 @@ enum Condition: Sendable, CustomStringConvertible {
         case .ifMatch(let tags): "If-Match \(tags)"
         case .ifNoneMatch(let tags): "If-None-Match \(tags)"
         case .ifUnmodifiedSince(let time): "If-Unmodified-Since \(time)"
+        case .modifiedAt(let time): "modified at \(time)"
+        case .sizeIs(let size): "size \(size)"
         }
     }
 }

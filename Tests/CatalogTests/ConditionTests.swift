@@ -28,6 +28,10 @@ extension CatalogConformance.Commits {
             (.ifUnmodifiedSince(presentModified + 1), true, true),
             (.ifUnmodifiedSince(presentModified - 1), true, false),
             (.ifUnmodifiedSince(0), true, false),
+            (.modifiedAt(presentModified), false, true),
+            (.modifiedAt(presentModified - 1), false, false),
+            (.sizeIs(11), false, true),
+            (.sizeIs(12), false, false),
         ]
     }
 
