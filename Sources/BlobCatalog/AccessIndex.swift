@@ -109,6 +109,8 @@ public struct BucketAccessSetting: Sendable, Hashable {
         case lifecycle
         /// Event subscriptions, as the JSON of `/v1/admin/buckets/B/notifications`.
         case notifications
+        /// Versioning: `Enabled` or `Suspended` (S3 PutBucketVersioning).
+        case versioning
 
         /// How the catalog names it: `acl`, `policy`, `object-acl/KEY`, `cors`, `lifecycle`, `notifications`.
         public var stored: String {
@@ -119,6 +121,7 @@ public struct BucketAccessSetting: Sendable, Hashable {
             case .cors: "cors"
             case .lifecycle: "lifecycle"
             case .notifications: "notifications"
+            case .versioning: "versioning"
             }
         }
 
@@ -130,6 +133,7 @@ public struct BucketAccessSetting: Sendable, Hashable {
             case "cors": self = .cors
             case "lifecycle": self = .lifecycle
             case "notifications": self = .notifications
+            case "versioning": self = .versioning
             default:
                 guard stored.hasPrefix("object-acl/") else { return nil }
                 self = .objectACL(String(stored.dropFirst("object-acl/".count)))

@@ -47,6 +47,9 @@ public protocol BlobIndex: Sendable {
     func versions(inFolder folder: String) throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+    /// Drops whatever is cached about `key` after another face of the catalog changed it
+    /// (`VersionIndex`). Does nothing by default.
+    func forget(_ key: BlobKey)
 }
 
 /// One commit of a batch (`BlobIndex.commit(_:)`): a record, the condition it is stored on, and
@@ -70,6 +73,9 @@ public struct CommitRequest: Sendable, Equatable {
 extension BlobIndex {
     /// Nothing to do after a batch.
     public func batchAnswered() {}
+
+    /// Nothing cached.
+    public func forget(_ key: BlobKey) {}
 
     /// Commits one request as a batch of its own, and returns its outcome.
     public func commit(_ request: CommitRequest) throws(StoreError) -> IndexCommit {

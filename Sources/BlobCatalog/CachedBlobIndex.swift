@@ -46,7 +46,7 @@ public final class CachedBlobIndex: BlobIndex {
     }
 
     /// Drops the key's entry after a write (successful or not: the next read asks the index).
-    private func forget(_ key: BlobKey) {
+    public func forget(_ key: BlobKey) {
         state.withLock { state in
             state.records[key] = nil
             state.generation &+= 1

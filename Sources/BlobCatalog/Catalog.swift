@@ -8,6 +8,8 @@ public struct Catalog: Sendable {
     public let multipart: any MultipartIndex
     public let access: any AccessIndex
     public let node: NodeBookkeeping
+    /// Noncurrent versions and delete markers (versioned buckets); every backend sets it.
+    public var versions: (any VersionIndex)?
 
     public init(blobs: any BlobIndex, uploads: any UploadIndex, buckets: any BucketIndex, multipart: any MultipartIndex,
                 access: any AccessIndex, node: NodeBookkeeping) {

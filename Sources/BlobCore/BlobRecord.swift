@@ -27,6 +27,9 @@ public struct BlobRecord: Sendable, Equatable {
     /// The S3 additional checksum the upload gave and blobd verified, as `algorithm:base64`
     /// (`crc32:AAAAAA==`); nil when none was given.
     public var checksum: String?
+    /// True for a version written while its bucket's versioning was enabled: its S3 version id
+    /// is `version`. False for the `null` version (written unversioned or suspended).
+    public var versioned = false
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,

@@ -22,6 +22,10 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     public var ifModifiedAt: Int64?
     /// S3's `x-amz-if-match-size`: a record must exist, of exactly this many bytes.
     public var ifSize: UInt64?
+    /// The bucket's versioning when the write was decided: not a requirement but what becomes
+    /// of the record replaced (kept as a noncurrent version when enabled, and when suspended
+    /// unless it is the `null` version). The HTTP layer sets it from the bucket's setting.
+    public var versioning: BucketVersioning = .unversioned
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {
@@ -123,6 +127,7 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         if let ifModifiedAt { parts.append("modified at \(ifModifiedAt)") }
         if let ifSize { parts.append("size \(ifSize)") }
         if onlyCreate { parts.append("create only (grant)") }
+        if versioning != .unversioned { parts.append("versioning \(versioning.rawValue)") }
         guard !parts.isEmpty else { return "always" }
         return parts.joined(separator: ", ") + (scheme == .content ? " (content tags)" : "")
     }

@@ -36,6 +36,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case noSuchBucket = "NoSuchBucket"
         case noSuchKey = "NoSuchKey"
         case noSuchUpload = "NoSuchUpload"
+        case noSuchVersion = "NoSuchVersion"
         case invalidPart = "InvalidPart"
         case invalidPartOrder = "InvalidPartOrder"
         case entityTooSmall = "EntityTooSmall"
@@ -75,7 +76,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
                 .badRequest
             case .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: .unauthenticated
             case .accessDenied: .forbidden
-            case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
+            case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
                  .noSuchCORSConfiguration, .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
                 .notFound

@@ -187,6 +187,14 @@ enum S3Operation: String, Sendable, CaseIterable {
         }
     }
 
+    /// The operations that take a `versionId` (any version, not only `null`).
+    var takesVersionID: Bool {
+        switch self {
+        case .getObject, .deleteObject: true
+        default: false
+        }
+    }
+
     /// The operations whose `x-amz-acl` header is the setting they make, not a refused extra.
     var setsACL: Bool {
         switch self {

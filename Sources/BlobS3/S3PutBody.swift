@@ -69,7 +69,8 @@ final class ObjectSink: S3BodySink {
         stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
-                             + S3Service.checksumHeaders(stored.record, orSHA256: false) + headers)
+                             + S3Service.checksumHeaders(stored.record, orSHA256: false)
+                             + S3Service.versionHeaders(stored.record, self.condition.versioning) + headers)
             }.mapError { $0 })
         }
     }

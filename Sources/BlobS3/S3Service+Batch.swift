@@ -40,12 +40,14 @@ extension S3Service {
                 guard caller.grants.allows(.delete, key: blobKey.rawValue.utf8) else {
                     throw S3Error(.accessDenied, "Access Denied")
                 }
-                try deleteObject(blobKey, if: try Self.deleteCondition(ifMatch: entry.etag.map { [$0] } ?? [],
-                                                                       modified: entry.lastModified, size: entry.size))
-                if !request.quiet { xml += "<Deleted>" + XML.element("Key", key) + "</Deleted>" }
+                let condition = try Self.deleteCondition(ifMatch: entry.etag.map { [$0] } ?? [], modified: entry.lastModified,
+                                                         size: entry.size)
+                let outcome = try delete(blobKey, versionID: entry.versionID, if: condition)
+                if !request.quiet { xml += Self.deletedXML(key, outcome) }
             } catch {
                 let failure = S3Error(error)
-                xml += "<Error>" + XML.element("Key", key) + XML.element("Code", failure.code.rawValue)
+                xml += "<Error>" + XML.element("Key", key) + (entry.versionID.map { XML.element("VersionId", $0) } ?? "")
+                    + XML.element("Code", failure.code.rawValue)
                     + XML.element("Message", failure.message) + "</Error>"
             }
         }
@@ -70,6 +72,7 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
         var etag: String?
         var lastModified: String?
         var size: String?
+        var versionID: String?
     }
 
     private var reader = XMLReader(maxElements: S3Service.maxDeleteKeys * 8 + 8)
@@ -83,7 +86,7 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
     private var key: [UInt8]?
     private var fields: [String: [UInt8]] = [:]
     private var quiet: [UInt8] = []
-    static let conditionElements: Set<String> = ["ETag", "LastModifiedTime", "Size"]
+    static let conditionElements: Set<String> = ["ETag", "LastModifiedTime", "Size", "VersionId"]
     private let committers: BlockingPool
     private let respond: (Result<Request, any Error>) -> HTTPResponse
 
@@ -127,7 +130,7 @@ final class DeleteObjectsBody: HTTPBodyConsumer {
             guard let key else { throw S3Error(.malformedXML, "Every Object needs a Key.") }
             func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self).trimmingCharacters() } }
             request.entries.append(Entry(key: String(decoding: key, as: UTF8.self), etag: text("ETag"),
-                                         lastModified: text("LastModifiedTime"), size: text("Size")))
+                                         lastModified: text("LastModifiedTime"), size: text("Size"), versionID: text("VersionId")))
         case (.text(let text), 2, "Quiet"?):
             let room = max(0, 16 - quiet.count)
             quiet.append(contentsOf: text.utf8.prefix(room))

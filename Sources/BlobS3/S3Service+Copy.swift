@@ -29,10 +29,12 @@ extension S3Service {
                           + "without changing the object's metadata, storage class, website redirect location or encryption attributes.")
         }
         let algorithm = try head["x-amz-checksum-algorithm"].map { try ChecksumAlgorithm(header: "x-amz-checksum-algorithm", $0) }
-        let blob = try openCopySource(head, source)
+        let sourceVersion = try Self.copySourceVersion(head["x-amz-copy-source"] ?? "")
+        let blob = try openCopySource(head, source, version: sourceVersion)
         let attributes = directive == "REPLACE" ? try Self.attributes(head, key: key) : blob.record.attributes
         var condition = Preconditions(head, acceptingUnquotedTags: true).writeCondition(.content)
         condition.onlyCreate = caller.write(destination) == .createOnly
+        condition.versioning = versioning(of: destination)
         let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size, md5: false) }
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection
@@ -55,11 +57,14 @@ extension S3Service {
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
                                                partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum,
                                                if: condition)
-                return xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
+                var response = xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(stored.record.modified))
                     + XML.element("ETag", Self.etag(stored.record))
                     + Self.checksumElements(Self.checksumHeaders(checksum: stored.record.checksum)) + "</CopyObjectResult>",
                                    requestID: requestID)
+                response.headers += Self.versionHeaders(stored.record, condition.versioning)
+                if let sourceVersion { response.headers.append(("x-amz-copy-source-version-id", sourceVersion)) }
+                return response
             } catch {
                 stream.abandon()
                 return failure(S3Error(error), head: head, requestID: requestID)
@@ -75,7 +80,8 @@ extension S3Service {
                   requestID: String) throws -> HTTPRequestAction {
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
         try checkCopySourceRead(caller, source: try Self.blobKey(sourceBucket, sourceKey))
-        let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey))
+        let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey),
+                                      version: try Self.copySourceVersion(head["x-amz-copy-source"] ?? ""))
         var range = ByteRange(start: 0, end: blob.record.size == 0 ? 0 : blob.record.size - 1)
         var length = blob.record.size
         if let text = head["x-amz-copy-source-range"] {
@@ -122,8 +128,16 @@ extension S3Service {
 
     /// Opens a copy's source and checks `x-amz-copy-source-if-*` against it, as the standard
     /// conditions would be on a GET of it.
-    private func openCopySource(_ head: HTTPRequestHead, _ source: BlobKey) throws -> OpenBlob {
-        let blob = try store.open(source)
+    func openCopySource(_ head: HTTPRequestHead, _ source: BlobKey, version: String? = nil) throws -> OpenBlob {
+        let blob: OpenBlob
+        if let version {
+            guard let found = try store.version(source, id: version) else { throw S3Error(.noSuchVersion, "The specified version does not exist.") }
+            // A delete marker cannot be copied (S3: InvalidRequest).
+            guard !found.deleteMarker else { throw S3Error(.invalidRequest, "The source of a copy request may not specifically refer to a delete marker by version id.") }
+            blob = try store.open(version: found)
+        } else {
+            blob = try store.open(source)
+        }
         let renamed: [(name: String, value: String)] = [
             ("x-amz-copy-source-if-match", "If-Match"), ("x-amz-copy-source-if-none-match", "If-None-Match"),
             ("x-amz-copy-source-if-modified-since", "If-Modified-Since"),
@@ -136,14 +150,22 @@ extension S3Service {
         return blob
     }
 
+    /// The version `x-amz-copy-source` names (`?versionId=ID`), nil when none.
+    static func copySourceVersion(_ header: String) throws(S3Error) -> String? {
+        guard let mark = header.firstIndex(of: "?") else { return nil }
+        let query = header[header.index(after: mark)...]
+        if query.isEmpty { return nil }
+        guard query.hasPrefix("versionId=") else { throw S3Error(.invalidArgument, "x-amz-copy-source takes only ?versionId=.") }
+        let id = String(query.dropFirst("versionId=".count))
+        try checkVersionID(id)
+        return id
+    }
+
     /// `x-amz-copy-source`: `[/]BUCKET/KEY[?versionId=…]`, percent-encoded.
     static func copySource(_ header: String) throws(S3Error) -> (bucket: String, key: String) {
         var text = Substring(header)
         if let mark = text.firstIndex(of: "?") {
-            let version = text[text.index(after: mark)...]
-            guard version == "versionId=null" || version.isEmpty else {
-                throw S3Error(.invalidArgument, "blobd keeps no versions; only versionId=null can be copied.")
-            }
+            _ = try copySourceVersion(header)
             text = text[..<mark]
         }
         if text.first == "/" { text = text.dropFirst() }

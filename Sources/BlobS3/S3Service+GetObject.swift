@@ -14,14 +14,28 @@ extension S3Service {
         guard overrides.isEmpty || !anonymous else {
             throw S3Error(.invalidRequest, "Request specific response headers cannot be used for anonymous GET requests.")
         }
+        if let id = Self.value("versionId", in: query) {
+            return .respond(try readVersion(head, bucket: bucket, key: key, id: id, query: query, overrides: overrides, requestID: requestID))
+        }
         let blobKey = try Self.blobKey(bucket, key)
+        let versioning = versioning(of: bucket)
         return BlobRead.later(store, blobKey, open: { [self] in try openObject(bucket, key, found: $0) },
-                              answer: { [self] in try read(head, blob: $0, query: query, overrides: overrides, requestID: requestID) },
-                              failure: { [self] in failure($0, head: head, bucket: bucket, key: key, requestID: requestID) })
+                              answer: { [self] blob in
+                                  var response = try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
+                                  response.headers += Self.versionHeaders(blob.record, versioning)
+                                  return response
+                              },
+                              failure: { [self] error in
+                                  if versioning != .unversioned, (error as? StoreError) == .notFound,
+                                     let answer = deleteMarkerAnswer(head, bucket: bucket, key: key, requestID: requestID) {
+                                      return answer
+                                  }
+                                  return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
+                              })
     }
 
     /// GetObject and HeadObject of an open object.
-    private func read(_ head: HTTPRequestHead, blob: OpenBlob, query: [(name: String, value: [UInt8])],
+    func read(_ head: HTTPRequestHead, blob: OpenBlob, query: [(name: String, value: [UInt8])],
                       overrides: [(name: String, value: String)], requestID: String) throws -> HTTPResponse {
         let record = blob.record
         let etag = Self.etag(record)

@@ -10,6 +10,7 @@ extension S3Service {
     /// is skipped past, not scanned), max-keys up to 1000, continuation or marker, url encoding.
     func list(_ bucket: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
         let request = try ListRequest(query)
+        if request.versions { return try listVersions(bucket, request, requestID: requestID) }
         let listing = try scan(bucket, request)
         return xmlResponse(Self.listXML(bucket, request, listing), requestID: requestID)
     }

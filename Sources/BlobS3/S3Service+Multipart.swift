@@ -71,7 +71,9 @@ extension S3Service {
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },
                                                                  checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) },
                                                                  if: condition)
-                return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
+                var response = completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
+                response.headers += Self.versionHeaders(record, condition.versioning)
+                return response
             } catch {
                 return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)
             }

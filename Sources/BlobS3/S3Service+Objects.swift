@@ -35,6 +35,7 @@ extension S3Service {
     func writeCondition(_ preconditions: Preconditions, key: BlobKey, caller: Principal) throws -> WriteCondition {
         var condition = preconditions.writeCondition(.content)
         condition.onlyCreate = caller.write(key) == .createOnly
+        condition.versioning = versioning(of: key)
         guard !preconditions.isEmpty || condition.onlyCreate else { return condition }
         let current = try store.record(for: key)
         if current == nil, case .tags = preconditions.ifMatch { throw StoreError.notFound }

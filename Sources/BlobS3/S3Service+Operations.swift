@@ -10,7 +10,9 @@ extension S3Service {
     // long-functions: flat table (one case per operation, nothing else), allowed over 60 lines.
     func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                  authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
-        if operation.checksVersionAndACLs { try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL) }
+        if operation.checksVersionAndACLs {
+            try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL, takingVersions: operation.takesVersionID)
+        }
         let bucket = target.bucket ?? ""
         let key = target.key ?? ""
         switch operation {
@@ -37,8 +39,7 @@ extension S3Service {
             let element = try requireBucket(bucket).region.map { ">\(XML.escape($0))</LocationConstraint>" } ?? "/>"
             return .respond(xmlResponse(XML.declaration + "<LocationConstraint xmlns=\"\(XML.namespace)\"" + element, requestID: requestID))
         case .getBucketVersioning:
-            try requireBucket(bucket)
-            return .respond(xmlResponse(XML.declaration + "<VersioningConfiguration xmlns=\"\(XML.namespace)\"/>", requestID: requestID))
+            return .respond(try getVersioning(bucket: bucket, requestID: requestID))
         case .getBucketACL, .getObjectACL:
             return .respond(try getACL(bucket: bucket, key: target.key, requestID: requestID))
         case .putBucketACL, .putObjectACL:
@@ -61,7 +62,7 @@ extension S3Service {
             }
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(name)'.")
         case .putBucketVersioning:
-            throw S3Error(.notImplemented, "blobd's S3 dialect does not support changing a bucket's versioning.")
+            return try receivePutVersioning(head, bucket: bucket, requestID: requestID)
         case .methodNotAllowed:
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .createMultipartUpload:
@@ -89,16 +90,16 @@ extension S3Service {
             return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
         case .deleteObject:
-            try deleteObject(try blobKey(bucket, key), if: try Self.deleteCondition(head))
-            return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
+            return .respond(try deleteObject(head, bucket: bucket, key: key, query: query, requestID: requestID))
         }
     }
 
-    /// A version id other than `null`, and on a write the ACLs blobd does not keep.
+    /// A version id other than `null` on an operation that takes none (`takingVersions`), and
+    /// on a write the ACLs blobd does not keep.
     static func refuseVersionsAndACLs(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
-                                      checkingACLs: Bool = true) throws(S3Error) {
-        if let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
-            throw S3Error(.invalidArgument, "Invalid version id specified: blobd's buckets are unversioned (only 'null').")
+                                      checkingACLs: Bool = true, takingVersions: Bool = false) throws(S3Error) {
+        if !takingVersions, let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
+            throw S3Error(.notImplemented, "blobd does not take a versionId on this operation (only 'null').")
         }
         if checkingACLs && (head.method == "PUT" || head.method == "POST") {
             try refuseACLs(head)

@@ -222,7 +222,7 @@ public final class BlobStore: Sendable {
     }
 
     /// The blob of `record`, or nil if its file is gone (replaced or deleted since the lookup).
-    private func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
+    func open(file record: BlobRecord) throws(StoreError) -> OpenBlob? {
         guard let descriptor = try FileSystem.openIfExists(path(of: record)) else { return nil }
         return OpenBlob(record: record, descriptor: descriptor)  // owns the descriptor
     }
@@ -289,6 +289,9 @@ public final class BlobStore: Sendable {
             return
         }
         reached(.afterLink)
+        // A version written while its bucket's versioning is enabled has an id; else it is `null`.
+        var record = record
+        record.versioned = condition.versioning == .enabled
         // The group commit fsyncs the file's folder before the transaction (see `init`).
         commits.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
             switch result {
@@ -301,7 +304,8 @@ public final class BlobStore: Sendable {
                 case .pending(let entry): pending.forget(entry)
                 case .file(let path): FileSystem.remove(path)
                 }
-                if case .replaced(let previous) = outcome {
+                // A versioned bucket keeps the version replaced (see `BucketVersioning.keeps`).
+                if case .replaced(let previous) = outcome, !condition.versioning.keeps(previous) {
                     discard(previous.version)
                 }
                 completion(.success(StoredBlob(record: record, created: outcome == .created)))
@@ -313,7 +317,7 @@ public final class BlobStore: Sendable {
     /// reading; the index forgets it as garbage with its next write. In a cluster the file stays
     /// for the grace period instead (`reclaimGarbage`): a download on another node may be
     /// reading it, and NFS, say, would cut it off.
-    private func discard(_ version: String) {
+    func discard(_ version: String) {
         guard case .solo(let bookkeeping) = node else { return }
         FileSystem.remove(path(ofVersion: version))
         bookkeeping.collectedGarbage(version)

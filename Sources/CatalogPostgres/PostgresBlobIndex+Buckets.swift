@@ -45,7 +45,9 @@ extension PostgresBlobIndex {
                 guard try connection.execute("SELECT created FROM buckets WHERE name = $1 FOR UPDATE", [.text(name)]).count > 0 else {
                     return .failure(.bucketNotFound)
                 }
-                let used = try connection.execute("SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= $1 AND key < $2) AS found",
+                // Noncurrent versions and delete markers keep a bucket too, as in S3.
+                let used = try connection.execute("SELECT (EXISTS (SELECT 1 FROM blobs WHERE key >= $1 AND key < $2) "
+                                                  + "OR EXISTS (SELECT 1 FROM blob_versions WHERE key >= $1 AND key < $2)) AS found",
                                                   [.bytes(prefix), .bytes(upper)]).rows.first?.bool("found") ?? false
                 guard !used else { return .failure(.bucketNotEmpty) }
                 try connection.execute("DELETE FROM buckets WHERE name = $1", [.text(name)])

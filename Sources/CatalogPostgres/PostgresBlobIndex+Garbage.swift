@@ -54,7 +54,8 @@ extension PostgresBlobIndex {
     // MARK: Versions, totals
 
     public func containsVersion(_ version: String) throws(StoreError) -> Bool {
-        try exists("SELECT EXISTS (SELECT 1 FROM blobs WHERE version = $1) AS found", [.text(version)])
+        try exists("SELECT (EXISTS (SELECT 1 FROM blobs WHERE version = $1) "
+                   + "OR EXISTS (SELECT 1 FROM blob_versions WHERE version = $1 AND NOT delete_marker)) AS found", [.text(version)])
     }
 
     public func unfinishedUploads() throws(StoreError) -> [String] {
@@ -62,15 +63,17 @@ extension PostgresBlobIndex {
     }
 
     public func allVersions() throws(StoreError) -> Set<String> {
-        Set(try texts("SELECT version FROM blobs", [], column: "version"))
+        Set(try texts("SELECT version FROM blobs UNION ALL SELECT version FROM blob_versions WHERE NOT delete_marker", [],
+                      column: "version"))
     }
 
     public func versions(inFolder folder: String) throws(StoreError) -> Set<String> {
         // Compared in C (byte) order, as blobs_by_version is built: under a locale's collation
         // the bound "…:" after folder "…9" sorts before digits, and the range came out empty.
         let upper = String(decoding: prefixUpperBound(of: Array(folder.utf8)) ?? [0xFF], as: UTF8.self)
-        return Set(try texts("SELECT version FROM blobs WHERE version COLLATE \"C\" >= $1 AND version COLLATE \"C\" < $2",
-                             [.text(folder), .text(upper)], column: "version"))
+        return Set(try texts("SELECT version FROM blobs WHERE version COLLATE \"C\" >= $1 AND version COLLATE \"C\" < $2 UNION ALL "
+                             + "SELECT version FROM blob_versions WHERE version COLLATE \"C\" >= $1 AND version COLLATE \"C\" < $2 "
+                             + "AND NOT delete_marker", [.text(folder), .text(upper)], column: "version"))
     }
 
     public func totals() throws(StoreError) -> (count: Int, bytes: UInt64) {

@@ -77,6 +77,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let condition = request.condition
         if let failure = condition.failure(for: existing) { return .failure(failure) }
         if existing == nil {
+            // A suspended bucket's new `null` version replaces a noncurrent one.
+            if condition.versioning == .suspended { try replace(nil, key: record.key, under: condition, garbage: &garbage, in: connection) }
             let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
             if inserted.affected == 1 {
                 try complete(request, in: connection)
@@ -88,8 +90,12 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             if let failure = condition.failure(for: existing) { return .failure(failure) }
         }
         guard let previous = existing else { return .failure(.preconditionFailed) }
+        if condition.versioning == .unversioned {
+            garbage.append(previous.version)
+        } else {
+            try replace(previous, key: record.key, under: condition, garbage: &garbage, in: connection)
+        }
         try connection.execute(PostgresBlobRow.update, PostgresBlobRow.values(record))
-        garbage.append(previous.version)
         try complete(request, in: connection)
         current[record.key] = record
         return .success(.replaced(previous: previous))
@@ -139,9 +145,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     // MARK: Rows
 
     /// The records of `keys`, their rows locked until the transaction ends, in key order.
-    private static func fetchForUpdate(_ keys: [BlobKey], in connection: PostgresConnection) throws(PostgresError) -> [BlobKey: BlobRecord] {
-        let rows = try connection.execute("SELECT \(PostgresBlobRow.selection) FROM blobs WHERE key = ANY($1) ORDER BY key FOR UPDATE",
-                                          [.byteaArray(keys.map(\.bytes))]).rows
+    static func fetchForUpdate(_ keys: [BlobKey], in connection: PostgresConnection,
+                               locking: Bool = true) throws(PostgresError) -> [BlobKey: BlobRecord] {
+        let rows = try connection.execute("SELECT \(PostgresBlobRow.selection) FROM blobs WHERE key = ANY($1) ORDER BY key"
+                                          + (locking ? " FOR UPDATE" : ""), [.byteaArray(keys.map(\.bytes))]).rows
         var records: [BlobKey: BlobRecord] = [:]
         for record in rows.compactMap({ PostgresBlobRow.record(from: $0) }) { records[record.key] = record }
         return records
@@ -217,7 +224,9 @@ extension CatalogOpener {
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
             let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
-            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, node: .shared(index))
+            var catalog = Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, node: .shared(index))
+            catalog.versions = index
+            return catalog
         }
     }
 }

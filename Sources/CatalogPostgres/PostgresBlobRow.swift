@@ -11,6 +11,7 @@ enum PostgresBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
+        "versioned",
     ]
 
     /// The column list, for `SELECT` and `INSERT`.
@@ -34,17 +35,20 @@ enum PostgresBlobRow {
                 .text(record.contentType), .int(record.modified), optional(record.cacheControl), optional(record.contentDisposition),
                 optional(attributes.contentEncoding), optional(attributes.expires), optional(attributes.userMetadataText),
                 record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum),
-                optional(record.partSizesText), optional(attributes.contentLanguage), optional(record.partChecksumsText)]
+                optional(record.partSizesText), optional(attributes.contentLanguage), optional(record.partChecksumsText),
+                .text(record.versioned ? "t" : "f")]
     }
 
     /// The record of a row selected with `selection`; nil if the key or a required column is bad.
     static func record(from row: PostgresRow, reportingTo invalid: InvalidKeyRows? = nil) -> BlobRecord? {
         guard let bytes = row.bytes("key"), let key = InvalidKeyRows.key(bytes, in: "blobs", reportingTo: invalid), let version = row.text("version"),
               let sha256 = row.bytes("sha256") else { return nil }
-        return BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
+        var record = BlobRecord(key: key, version: version, size: UInt64(max(0, row.int("size") ?? 0)), sha256: sha256,
                           attributes: PostgresBlobIndex.attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,
                           md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) },
                           partSizes: BlobRecord.partSizes(fromText: row.text("part_sizes")),
                           partChecksums: BlobRecord.partChecksums(fromText: row.text("part_checksums")), checksum: row.text("checksum"))
+        record.versioned = row.bool("versioned") ?? false
+        return record
     }
 }

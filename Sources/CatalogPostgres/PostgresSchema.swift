@@ -63,6 +63,8 @@ enum PostgresSchema {
         ("7-access", PostgresAccessRow.schema),
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         ("8-bucket-access", PostgresBlobIndex.bucketAccessSchema),
+        // Versions (S3 versioning): every existing blob is its key's `null` version.
+        ("11-versions", PostgresBlobIndex.versionsSchema),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

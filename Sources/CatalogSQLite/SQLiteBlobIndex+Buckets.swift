@@ -49,8 +49,10 @@ extension SQLiteBlobIndex {
             guard try Int64.fetchOne(db, sql: "SELECT created FROM buckets WHERE name = ?", arguments: [name]) != nil else {
                 return .failure(.bucketNotFound)
             }
-            let used = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= ? AND key < ?)",
-                                         arguments: [Data(prefix), Data(upper)]) ?? false
+            // Noncurrent versions and delete markers keep a bucket too, as in S3.
+            let used = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE key >= ? AND key < ?) "
+                                         + "OR EXISTS (SELECT 1 FROM blob_versions WHERE key >= ? AND key < ?)",
+                                         arguments: [Data(prefix), Data(upper), Data(prefix), Data(upper)]) ?? false
             guard !used else { return .failure(.bucketNotEmpty) }
             try db.execute(sql: "DELETE FROM buckets WHERE name = ?", arguments: [name])
             try Self.dropBucketAccess(name, in: db)

@@ -32,7 +32,9 @@ extension SQLiteBlobIndex {
     public func containsVersion(_ version: String) throws(StoreError) -> Bool {
         try run {
             try pool.read { db in
-                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE version = ?)", arguments: [version]) ?? false
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE version = ?) "
+                                   + "OR EXISTS (SELECT 1 FROM blob_versions WHERE version = ? AND delete_marker = 0)",
+                                   arguments: [version, version]) ?? false
             }
         }
     }
@@ -42,7 +44,8 @@ extension SQLiteBlobIndex {
     }
 
     public func allVersions() throws(StoreError) -> Set<String> {
-        try run { try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT version FROM blobs")) } }
+        try run { try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT version FROM blobs UNION ALL "
+                                                                   + "SELECT version FROM blob_versions WHERE delete_marker = 0")) } }
     }
 
     public func versions(inFolder folder: String) throws(StoreError) -> Set<String> {
@@ -50,8 +53,9 @@ extension SQLiteBlobIndex {
         let upper = String(decoding: prefixUpperBound(of: Array(folder.utf8)) ?? [0xFF], as: UTF8.self)
         return try run {
             try pool.read { db in
-                Set(try String.fetchAll(db, sql: "SELECT version FROM blobs WHERE version >= ? AND version < ?",
-                                        arguments: [folder, upper]))
+                Set(try String.fetchAll(db, sql: "SELECT version FROM blobs WHERE version >= ? AND version < ? UNION ALL "
+                                        + "SELECT version FROM blob_versions WHERE version >= ? AND version < ? AND delete_marker = 0",
+                                        arguments: [folder, upper, folder, upper]))
             }
         }
     }

@@ -112,6 +112,8 @@ extension SQLiteBlobIndex {
         migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
+        // Versions (S3 versioning): every existing blob is its key's `null` version.
+        migrator.registerMigration("17-versions") { db in try db.execute(sql: versionsSchema) }
         return migrator
     }
 }

@@ -95,7 +95,11 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         let record = request.record
         let current = try fetch(record.key, in: db)
         if let failure = request.condition.failure(for: current) { return .failure(failure) }
-        if let current { try addGarbage(current.version, in: db) }
+        if request.condition.versioning == .unversioned {
+            if let current { try addGarbage(current.version, in: db) }
+        } else {
+            try replace(current, key: record.key, under: request.condition, in: db)
+        }
         try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
         if let upload = request.completingUpload {
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
@@ -141,7 +145,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         }
     }
 
-    private static func fetch(_ key: BlobKey, in db: Database) throws -> BlobRecord? {
+    static func fetch(_ key: BlobKey, in db: Database) throws -> BlobRecord? {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM blobs WHERE key = ?"),
                                    arguments: [Data(key.bytes)])
         return row.flatMap { SQLiteBlobRow.record(from: $0) }
@@ -185,7 +189,9 @@ extension CatalogOpener {
         try FileSystem.open(path, O_RDONLY | O_CREAT).close()
         let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys)
         // The record cache is coherent only while this process is the index's one writer.
-        return Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, access: index,
-                       node: .solo(index))
+        var catalog = Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, access: index,
+                              node: .solo(index))
+        catalog.versions = index
+        return catalog
     }
 }

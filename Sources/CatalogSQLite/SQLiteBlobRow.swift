@@ -11,6 +11,7 @@ enum SQLiteBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
+        "versioned",
     ]
 
     /// Inserts `arguments(_:)`, or overwrites the key's row.
@@ -24,7 +25,7 @@ enum SQLiteBlobRow {
         return [Data(record.key.bytes), record.version, Int64(record.size), Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition, attributes.contentEncoding, attributes.expires,
                 attributes.userMetadataText, record.md5.map { Data($0) }, record.parts, record.checksum, record.partSizesText,
-                attributes.contentLanguage, record.partChecksumsText]
+                attributes.contentLanguage, record.partChecksumsText, record.versioned ? 1 : 0]
     }
 
     /// The record of a `blobs` row; nil, reported to `invalid`, if its key fails validation.
@@ -33,7 +34,7 @@ enum SQLiteBlobRow {
         guard let key = InvalidKeyRows.key(keyBytes, in: "blobs", reportingTo: invalid) else { return nil }
         let size: Int64 = row["size"]
         let sha256: Data = row["sha256"]
-        return BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),
+        var record = BlobRecord(key: key, version: row["version"], size: UInt64(max(0, size)),
                           sha256: Array(sha256),
                           attributes: BlobAttributes(contentType: row["content_type"], cacheControl: row["cache_control"],
                                                      contentDisposition: row["content_disposition"],
@@ -43,5 +44,7 @@ enum SQLiteBlobRow {
                           modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) }, parts: row["parts"],
                           partSizes: BlobRecord.partSizes(fromText: row["part_sizes"]),
                           partChecksums: BlobRecord.partChecksums(fromText: row["part_checksums"]), checksum: row["checksum"])
+        record.versioned = (row["versioned"] as Int64? ?? 0) != 0
+        return record
     }
 }

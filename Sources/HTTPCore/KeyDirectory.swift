@@ -21,6 +21,8 @@ public final class KeyDirectory: Sendable {
         var anonymous: Grants = .none
         var authenticated: Grants = .none
         var keys: [KeyRecord] = []
+        /// The versioning of the buckets that ever had it on (the others are unversioned).
+        var versioning: [String: BucketVersioning] = [:]
     }
 
     private let index: Mutex<(any AccessIndex)?> = Mutex(nil)
@@ -67,13 +69,23 @@ public final class KeyDirectory: Sendable {
         }
         // The effective grants of every caller, computed here once for every node and dialect:
         // the catalog's anonymous grants and those of the buckets' ACLs and policies.
-        let settings = SettingGrants(try index.bucketAccess())
+        let stored = try index.bucketAccess()
+        for setting in stored where setting.name == .versioning {
+            fresh.versioning[setting.bucket] = setting.value == "Enabled" ? .enabled : .suspended
+        }
+        let settings = SettingGrants(stored)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
         }
         fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
         fresh.authenticated = Grants(settings.authenticated)
         snapshot.withLock { current in if fresh.version >= current.version { current = fresh } }
+    }
+
+    /// The versioning of `bucket`, as of the last reload (on every node within a second of a
+    /// change; at once on the node that made it).
+    public func versioning(of bucket: some StringProtocol) -> BucketVersioning {
+        snapshot.withLock { $0.versioning.isEmpty ? .unversioned : $0.versioning[String(bucket)] ?? .unversioned }
     }
 
     /// The catalog, when attached.

@@ -8,7 +8,7 @@ import Testing
 @testable import CatalogSQLite
 
 /// Everything a catalog backend implements: blob records, buckets, tus uploads, multipart, access.
-typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex & AccessIndex
+typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex & AccessIndex & VersionIndex
 
 /// A catalog backend the conformance suite runs against. A new backend runs every test of the
 /// suite by being added to `all`.

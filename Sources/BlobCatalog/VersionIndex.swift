@@ -1,0 +1,29 @@
+import BlobCore
+
+/// The versions of keys in versioned buckets. The `blobs` table stays the current record of
+/// each key; noncurrent versions and delete markers live beside it (`blob_versions`). A commit
+/// whose condition says `versioning` keeps the record it replaces there, in the same
+/// transaction (`BlobIndex.commit`); the operations below delete keys and remove versions.
+/// Each runs in one transaction, decides its condition inside it, and is durable when it
+/// returns. The files of the versions a removal leaves unnamed are garbage, as with `remove`.
+public protocol VersionIndex: Sendable {
+    /// Deletes `key` in a bucket whose versioning is `condition.versioning` (enabled or
+    /// suspended): the current record (if any, and if `condition` holds for it) becomes a
+    /// noncurrent version (or garbage, for the `null` version when suspended), and `marker`,
+    /// a delete marker, becomes the latest version. When suspended, the key's noncurrent
+    /// `null` version goes too. `.notFound` only when the condition names something and the key
+    /// has no current record.
+    func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition) throws(StoreError) -> VersionRemoval
+    /// Removes version `id` (`null` for the null version) of `key`, current or not, if
+    /// `condition` holds for it; a data version's file becomes garbage. When the key is left
+    /// without a current record, its newest remaining version becomes current unless that is a
+    /// delete marker. `.notFound` when the key has no such version.
+    func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition) throws(StoreError) -> VersionRemoval
+    /// Version `id` of `key` (`null` for the null version), current or not.
+    func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion?
+    /// The newest noncurrent version of `key` (a delete marker when the key is deleted).
+    func newestNoncurrent(_ key: BlobKey) throws(StoreError) -> BlobVersion?
+    /// Up to `limit` versions of keys starting with `prefix`, in bytewise key order and, per
+    /// key, newest first (the current record, then the noncurrent versions), after `cursor`.
+    func versions(prefix: [UInt8], after cursor: VersionCursor?, limit: Int) throws(StoreError) -> [BlobVersion]
+}

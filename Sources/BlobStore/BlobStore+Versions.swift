@@ -1,0 +1,61 @@
+import BlobCatalog
+import BlobContent
+import BlobCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Versions of keys in versioned buckets (see `VersionIndex`): deletes that leave a delete
+/// marker, removal of one version, reads and listings of versions. Writes keep the version they
+/// replace through their condition's `versioning`, in `commit`.
+extension BlobStore {
+    /// The catalog's versions; every backend has them.
+    var versionIndex: any VersionIndex {
+        get throws(StoreError) {
+            guard let versions = catalog.versions else { throw .index(.failed("this catalog keeps no versions")) }
+            return versions
+        }
+    }
+
+    /// Deletes `key` in a bucket whose versioning is `condition.versioning` (enabled or
+    /// suspended): its current version is kept (or, the `null` one when suspended, goes) and a
+    /// delete marker becomes its latest version.
+    public func deleteMarking(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+        let marker = BlobRecord.deleteMarker(key, id: Self.newVersion(), versioned: condition.versioning == .enabled,
+                                             modified: Int64(time(nil)))
+        defer { index.forget(key) }
+        let removal = try versionIndex.deleteMarking(key, marker: marker, if: condition)
+        for version in removal.garbage { discard(version) }
+        return removal
+    }
+
+    /// Removes version `id` of `key` (`null` for the null version); its file goes.
+    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition = .always) throws(StoreError) -> VersionRemoval {
+        defer { index.forget(key) }
+        let removal = try versionIndex.removeVersion(key, id: id, if: condition)
+        for version in removal.garbage { discard(version) }
+        return removal
+    }
+
+    /// Version `id` of `key`, current or not.
+    public func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion? {
+        try versionIndex.version(key, id: id)
+    }
+
+    /// The newest noncurrent version of `key` (a delete marker when the key is deleted).
+    public func newestNoncurrent(_ key: BlobKey) throws(StoreError) -> BlobVersion? {
+        try versionIndex.newestNoncurrent(key)
+    }
+
+    /// Up to `limit` versions of keys starting with `prefix`, key by key, newest first.
+    public func versions(prefix: [UInt8], after cursor: VersionCursor?, limit: Int) throws(StoreError) -> [BlobVersion] {
+        try versionIndex.versions(prefix: prefix, after: cursor, limit: limit)
+    }
+
+    /// Opens the file of `version` (a data version): `.notFound` when it is gone (removed
+    /// since it was looked up).
+    public func open(version: BlobVersion) throws(StoreError) -> OpenBlob {
+        guard !version.deleteMarker, let blob = try open(file: version.record) else { throw .notFound }
+        return blob
+    }
+}
