@@ -12,14 +12,20 @@ extension BlobService {
 
     /// GET and HEAD of a blob. The index lookup may wait on a database; the connection is
     /// suspended meanwhile, and the response is made on its worker thread.
-    func read(_ head: HTTPRequestHead, key: BlobKey, share: ShareDownload? = nil) -> HTTPRequestAction {
+    /// In a versioned bucket (`versioning`) the answer names the version in `Blob-Version`.
+    func read(_ head: HTTPRequestHead, key: BlobKey, share: ShareDownload? = nil,
+              versioning: BucketVersioning = .unversioned) -> HTTPRequestAction {
         BlobRead.later(store, key, open: { [store] in try store.open(key, found: $0) },
-                       answer: { [self] in try read(head, blob: $0, share: share) }, failure: { [self] in failure($0) })
+                       answer: { [self] blob in
+                           var response = try read(head, blob: blob, share: share)
+                           response.headers += Self.versionHeaders(blob.record, versioning)
+                           return response
+                       }, failure: { [self] in failure($0) })
     }
 
     /// GET and HEAD of an open blob: preconditions, then the whole blob, one range or several.
     /// A share link's GET counts once it is known to send bytes (not for 304, 412 or 416).
-    private func read(_ head: HTTPRequestHead, blob: OpenBlob, share: ShareDownload?) throws -> HTTPResponse {
+    func read(_ head: HTTPRequestHead, blob: OpenBlob, share: ShareDownload?) throws -> HTTPResponse {
         let record = blob.record
         let etag = EntityTag(version: record.version).headerValue
         switch Preconditions(head).evaluate(current: record, safe: true) {

@@ -67,7 +67,8 @@ extension BlobService {
                     respond(Self.jsonResponse(
                         status: stored.created ? 201 : 200, Self.json(record),
                         headers: [("ETag", EntityTag(version: record.version).headerValue),
-                                  ("Location", publicLocation(of: record.key))] + changes.headers))
+                                  ("Location", publicLocation(of: record.key))]
+                            + Self.versionHeaders(record, store.versioning(of: record.key)) + changes.headers))
                 case .failure(let error):
                     respond(self.failure(error))
                 }
@@ -116,8 +117,9 @@ extension BlobService {
 
     /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
     func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
-        let preconditions = Preconditions(head)
-        try store.delete(key, if: preconditions.writeCondition())
+        let condition = Preconditions(head).writeCondition()
+        if let versioned = try deleteVersioned(head, key: key, if: condition) { return versioned }
+        try store.delete(key, if: condition)
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 

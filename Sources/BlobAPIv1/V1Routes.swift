@@ -226,6 +226,6 @@ extension BlobService {
     /// GET or HEAD under /v1/blobs/: a folder's listing (a path ending in `/`), else the blob.
     func readOrList(_ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) throws -> HTTPRequestAction {
         if let folder = try Self.folder(raw) { return .respond(try list(head, folder: folder)) }
-        return read(head, key: try Self.key(raw))
+        return try readBlob(head, key: try Self.key(raw))
     }
 }

@@ -5,10 +5,38 @@ import BlobCore
 import Glibc
 #endif
 
+import Synchronization
+
+/// Where the store learns a bucket's versioning: the HTTP layer's directory of bucket settings
+/// (set when the handlers are wired), so that every write of every dialect (S3, /v1 PUT and
+/// POST, tus) is decided the same way. Without one, every bucket is unversioned.
+public final class VersioningSource: Sendable {
+    private let resolve = Mutex<(@Sendable (Substring) -> BucketVersioning)?>(nil)
+
+    public init() {}
+
+    /// Answers each bucket's versioning with `resolve` from now on.
+    public func set(_ resolve: @escaping @Sendable (Substring) -> BucketVersioning) {
+        self.resolve.withLock { $0 = resolve }
+    }
+
+    /// The versioning of the bucket of `key` (its first segment).
+    public func versioning(of key: BlobKey) -> BucketVersioning {
+        guard let resolve = resolve.withLock({ $0 }) else { return .unversioned }
+        let raw = key.rawValue
+        return resolve(raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
+    }
+}
+
 /// Versions of keys in versioned buckets (see `VersionIndex`): deletes that leave a delete
 /// marker, removal of one version, reads and listings of versions. Writes keep the version they
 /// replace through their condition's `versioning`, in `commit`.
 extension BlobStore {
+    /// The versioning of the bucket of `key`.
+    public func versioning(of key: BlobKey) -> BucketVersioning {
+        versioningSource.versioning(of: key)
+    }
+
     /// The catalog's versions; every backend has them.
     var versionIndex: any VersionIndex {
         get throws(StoreError) {

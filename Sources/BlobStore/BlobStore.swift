@@ -21,6 +21,8 @@ public final class BlobStore: Sendable {
     public let options: BlobStoreOptions
     /// The catalog the store was opened with (`migrate-index` reads it whole).
     public let catalog: Catalog
+    /// Each bucket's versioning, as the HTTP layer's bucket settings say.
+    public let versioningSource = VersioningSource()
     let index: any BlobIndex
     /// Concurrent commits into `index`, one transaction a batch; each batch first fsyncs the
     /// folders of its files (`folderSync`).
@@ -289,8 +291,10 @@ public final class BlobStore: Sendable {
             return
         }
         reached(.afterLink)
-        // A version written while its bucket's versioning is enabled has an id; else it is `null`.
-        var record = record
+        // Every dialect's writes follow the bucket's versioning; a version written while it is
+        // enabled has an id, else it is `null`.
+        var record = record, condition = condition
+        if condition.versioning == .unversioned { condition.versioning = versioning(of: record.key) }
         record.versioned = condition.versioning == .enabled
         // The group commit fsyncs the file's folder before the transaction (see `init`).
         commits.commit(record, completingUpload: completingUpload, if: condition) { [self] result in

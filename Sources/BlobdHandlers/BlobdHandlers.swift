@@ -58,6 +58,8 @@ public final class BlobdHandlers: Sendable {
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
+        // Writes of every dialect follow the buckets' versioning settings.
+        store.versioningSource.set { [directory = access.directory] bucket in directory.versioning(of: bucket) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
                          webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks)

@@ -159,4 +159,71 @@ import Testing
                   "rclone --s3-versions: %r %r" % (names, r.stderr))
             """)
     }
+
+    /// /v1: PUT, POST-free tus and S3 writes all make versions of a versioned bucket; GET,
+    /// HEAD and DELETE with `?version=`, the `?versions` listing paged by its cursor, the
+    /// `Blob-Version` header; a bucket never versioned answers as before.
+    @Test func versionsThroughV1() throws {
+        try Self.python("""
+            import requests, base64
+            auth = {"Authorization": "Bearer admin"}
+            def v1(method, path, data=None, headers={}):
+                r = requests.request(method, V1 + path, data=data, headers=dict(auth, **headers))
+                return r.status_code, r.headers, r.content
+            admin.create_bucket(Bucket="vone")
+            status, headers, _ = v1("PUT", "/v1/blobs/vone/plain", b"p")
+            check(status == 201 and "Blob-Version" not in headers, "unversioned: no Blob-Version")
+            admin.put_bucket_versioning(Bucket="vone", VersioningConfiguration={"Status": "Enabled"})
+            made = []
+            for body in [b"one", b"two"]:
+                status, headers, _ = v1("PUT", "/v1/blobs/vone/k", body)
+                check(status in (200, 201) and len(headers["Blob-Version"]) == 32, "PUT names its version: %r" % headers)
+                made.append(headers["Blob-Version"])
+            made.append(admin.put_object(Bucket="vone", Key="k", Body=b"three")["VersionId"])
+            # tus: the finished upload is a version too.
+            status, headers, _ = v1("POST", "/v1/uploads", headers={"Tus-Resumable": "1.0.0", "Upload-Length": "4",
+                                    "Upload-Metadata": "key " + base64.b64encode(b"vone/k").decode()})
+            check(status == 201, "tus create %d" % status)
+            location = headers["Location"]
+            location = location if location.startswith("/") else "/" + location.split("/", 3)[3]
+            status, _, _ = v1("PATCH", location, b"four", {"Tus-Resumable": "1.0.0", "Upload-Offset": "0",
+                                                             "Content-Type": "application/offset+octet-stream"})
+            check(status == 204, "tus patch %d" % status)
+            status, headers, body = v1("GET", "/v1/blobs/vone/k")
+            check(body == b"four" and len(headers["Blob-Version"]) == 32, "GET names the current version")
+            made.append(headers["Blob-Version"])
+            for vid, want in zip(made, [b"one", b"two", b"three", b"four"]):
+                status, headers, body = v1("GET", "/v1/blobs/vone/k?version=" + vid)
+                check((status, body, headers["Blob-Version"]) == (200, want, vid), "version %s" % want)
+                check(v1("HEAD", "/v1/blobs/vone/k?version=" + vid)[0] == 200, "HEAD version")
+            check(v1("GET", "/v1/blobs/vone/k?version=" + "0" * 32)[0] == 404, "no such version")
+            check(v1("GET", "/v1/blobs/vone/k?version=bogus")[0] == 400, "a bad version")
+            # The listing, newest first, a page at a time.
+            listed, after = [], None
+            while True:
+                status, _, body = v1("GET", "/v1/blobs/vone/k?versions&limit=1" + ("&after=" + after if after else ""))
+                page = json.loads(body)
+                check(status == 200 and len(page["versions"]) <= 1, "a page of one")
+                listed += page["versions"]
+                after = page["next"]
+                if after is None: break
+            check([v["version"] for v in listed] == list(reversed(made)), "listed %r" % listed)
+            check([v["latest"] for v in listed] == [True, False, False, False], "latest")
+            check(listed[0]["sha256"] == sha(b"four") and listed[0]["size"] == 4, "fields")
+            # DELETE: a marker; GET 404; the marker removed by version brings the blob back.
+            status, headers, _ = v1("DELETE", "/v1/blobs/vone/k")
+            check(status == 204 and headers["Blob-Delete-Marker"] == "true", "DELETE makes a marker")
+            marker = headers["Blob-Version"]
+            check(v1("GET", "/v1/blobs/vone/k")[0] == 404, "deleted")
+            check(v1("DELETE", "/v1/blobs/vone/k")[0] == 404, "nothing current to delete")
+            versions_now = json.loads(v1("GET", "/v1/blobs/vone/k?versions")[2])["versions"]
+            check(versions_now[0]["delete_marker"] and versions_now[0]["version"] == marker, "the marker is the latest")
+            check(v1("DELETE", "/v1/blobs/vone/k?version=" + marker)[0] == 204, "marker removed")
+            check(v1("GET", "/v1/blobs/vone/k")[2] == b"four", "back")
+            check(v1("DELETE", "/v1/blobs/vone/k?version=" + made[3])[0] == 204, "a version removed")
+            check(v1("GET", "/v1/blobs/vone/k")[2] == b"three", "the previous version is current")
+            check(v1("DELETE", "/v1/blobs/vone/k?version=" + made[3])[0] == 404, "removed already")
+            check(admin.get_object(Bucket="vone", Key="plain", VersionId="null")["Body"].read() == b"p", "the null version")
+            """)
+    }
 }
