@@ -33,7 +33,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-s3 bench-cluster bench-logs bench-deps clean
+.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-versions bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -90,6 +90,11 @@ bench: release bench-deps python-deps
 # access; table in bench/results/grants.md (< 3 minutes).
 bench-grants: release bench-deps
 	python3 bench/grants.py
+
+# Small GETs and PUTs in a versioned bucket against an unversioned one (~2 minutes); table in
+# bench/results/versions.md.
+bench-versions: release bench-deps
+	python3 bench/versions.py
 
 # Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
 # throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).

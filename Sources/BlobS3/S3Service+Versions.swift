@@ -8,7 +8,7 @@ import MicroHTTPD
 extension S3Service {
     /// The versioning of `bucket`, from this node's directory of bucket settings.
     func versioning(of bucket: String) -> BucketVersioning {
-        access.directory.versioning(of: bucket)
+        access.directory.versioning(of: bucket[...])
     }
 
     /// The versioning of the bucket of `key` (its first segment).

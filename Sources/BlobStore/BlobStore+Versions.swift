@@ -7,24 +7,32 @@ import Glibc
 
 import Synchronization
 
+/// What answers a bucket's versioning (the HTTP layer's directory of bucket settings).
+public protocol BucketVersioningLookup: AnyObject, Sendable {
+    /// The versioning of `bucket`.
+    func versioning(of bucket: Substring) -> BucketVersioning
+}
+
 /// Where the store learns a bucket's versioning: the HTTP layer's directory of bucket settings
 /// (set when the handlers are wired), so that every write of every dialect (S3, /v1 PUT and
-/// POST, tus) is decided the same way. Without one, every bucket is unversioned.
+/// POST, tus) is decided the same way. Without one, every bucket is unversioned. (An object,
+/// not a closure: a closure kept in a Mutex was wrapped in a new reabstraction thunk per read,
+/// until the stack overflowed.)
 public final class VersioningSource: Sendable {
-    private let resolve = Mutex<(@Sendable (Substring) -> BucketVersioning)?>(nil)
+    private let lookup = Mutex<(any BucketVersioningLookup)?>(nil)
 
     public init() {}
 
-    /// Answers each bucket's versioning with `resolve` from now on.
-    public func set(_ resolve: @escaping @Sendable (Substring) -> BucketVersioning) {
-        self.resolve.withLock { $0 = resolve }
+    /// Answers each bucket's versioning with `lookup` from now on.
+    public func set(_ lookup: any BucketVersioningLookup) {
+        self.lookup.withLock { $0 = lookup }
     }
 
     /// The versioning of the bucket of `key` (its first segment).
     public func versioning(of key: BlobKey) -> BucketVersioning {
-        guard let resolve = resolve.withLock({ $0 }) else { return .unversioned }
+        guard let lookup = lookup.withLock({ $0 }) else { return .unversioned }
         let raw = key.rawValue
-        return resolve(raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
+        return lookup.versioning(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
     }
 }
 

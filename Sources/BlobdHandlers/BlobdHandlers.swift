@@ -59,7 +59,7 @@ public final class BlobdHandlers: Sendable {
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
         // Writes of every dialect follow the buckets' versioning settings.
-        store.versioningSource.set { [directory = access.directory] bucket in directory.versioning(of: bucket) }
+        store.versioningSource.set(access.directory)
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
                          webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks)

@@ -13,7 +13,7 @@ import Glibc
 /// held in memory for every request, by token digest and by access key id. The node that
 /// changes a key reloads at once; every node polls the catalog's access version once a second,
 /// so a key revoked on one node stops working on every other within about a second.
-public final class KeyDirectory: Sendable {
+public final class KeyDirectory: BucketVersioningLookup {
     private struct Snapshot: Sendable {
         var version: Int64 = -1
         var byToken: [[UInt8]: KeyRecord] = [:]
@@ -84,7 +84,7 @@ public final class KeyDirectory: Sendable {
 
     /// The versioning of `bucket`, as of the last reload (on every node within a second of a
     /// change; at once on the node that made it).
-    public func versioning(of bucket: some StringProtocol) -> BucketVersioning {
+    public func versioning(of bucket: Substring) -> BucketVersioning {
         snapshot.withLock { $0.versioning.isEmpty ? .unversioned : $0.versioning[String(bucket)] ?? .unversioned }
     }
 
