@@ -104,6 +104,19 @@ extension S3Service {
         if checkingACLs && (head.method == "PUT" || head.method == "POST") {
             try refuseACLs(head)
         }
+        if head.method == "PUT" || head.method == "POST" { try refuseObjectLock(head) }
+    }
+
+    /// Object Lock is not kept yet: a write that asks for a retention or a legal hold, or a
+    /// bucket made with Object Lock, is refused (501) rather than stored unlocked.
+    static func refuseObjectLock(_ head: HTTPRequestHead) throws(S3Error) {
+        for field in head.headers {
+            let name = field.name.lowercased()
+            if name.hasPrefix("x-amz-object-lock-")
+                || (name == "x-amz-bucket-object-lock-enabled" && field.value.trimmingOWS().lowercased() == "true") {
+                throw S3Error(.notImplemented, "blobd does not support Object Lock yet (\(field.name)); nothing was stored.")
+            }
+        }
     }
 
     /// Canned ACLs and grants on a write: an upload keeps its object private to the keys (a

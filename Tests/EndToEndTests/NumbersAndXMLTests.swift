@@ -146,7 +146,9 @@ import Testing
         #expect(try curl(["-X", "PUT", "--data-binary", "x", s3 + "/bkt/a%26b%3Cc"]).status == 200)
         let escaped = try post("/bkt?delete", "<?xml version=\"1.0\"?><Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
                                + "<Object><Key>a&amp;b<!-- x --><![CDATA[<c]]></Key><VersionId>null</VersionId></Object></Delete>")
-        #expect(escaped.text.hasSuffix("<Deleted><Key>a&amp;b&lt;c</Key></Deleted></DeleteResult>"), "\(escaped.text)")
+        // The entry's VersionId (the null version) is named back, as S3 does.
+        #expect(escaped.text.hasSuffix("<Deleted><Key>a&amp;b&lt;c</Key><VersionId>null</VersionId></Deleted></DeleteResult>"),
+                "\(escaped.text)")
         #expect(try curl([s3 + "/bkt/a%26b%3Cc"]).status == 404)
         let complete = try post("/bkt/mp?uploadId=\(uploadID)", "<CompleteMultipartUpload>"
                                 + String(repeating: "<Part><PartNumber>1</PartNumber><ETag>\"00000000000000000000000000000000\"</ETag></Part>", count: 10_001)
