@@ -42,8 +42,9 @@ extension SQLiteBlobIndex: VersionIndex {
 
     /// Copies the key's current row into `blob_versions`, as its newest noncurrent version.
     private static func archive(_ key: BlobKey, in db: Database) throws {
-        try db.execute(sql: "INSERT INTO blob_versions (\(versionColumns)) SELECT \(versionColumns) FROM blobs WHERE key = ?",
-                       arguments: [Data(key.bytes)])
+        // A cached statement: a versioned bucket's every overwrite runs it.
+        try db.cachedStatement(sql: "INSERT INTO blob_versions (\(versionColumns)) SELECT \(versionColumns) FROM blobs WHERE key = ?")
+            .execute(arguments: [Data(key.bytes)])
     }
 
     /// Removes the key's noncurrent `null` versions; returns the file versions among them.
