@@ -22,12 +22,15 @@ public final class BlobService: HTTPHandler {
     /// The outside URL of this listener (`--public-url`), without a trailing slash, put before
     /// the path of every `Location` and `Content-Location`; "" for relative references.
     let publicURL: String
+    /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
+    let cors: CORSPolicy
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "") {
+                publicURL: String = "", cors: CORSSettings = CORSSettings()) {
         self.store = store
+        self.cors = CORSPolicy(cors, directory: access.directory)
         self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)
@@ -41,6 +44,8 @@ public final class BlobService: HTTPHandler {
         var isTus = false
         do {
             try HTTPFraming.check(request)
+            // Before authentication: a browser sends no credentials with a preflight.
+            if CORSPolicy.isPreflight(request) { return .respond(preflight(request)) }
             let (route, parameter) = try Self.route(request.path)
             isTus = route.isTus
             let head = isTus ? Self.applyingMethodOverride(request) : request

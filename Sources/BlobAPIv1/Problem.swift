@@ -149,6 +149,11 @@ public struct Problem: Equatable, Sendable {
             headers = [("Retry-After", "1")]
         case .conflict(let detail):
             self.init(error.failureClass, "conflict", "Conflict", detail)
+        case .corsNotAllowed:
+            self.init(error.failureClass, "cors-not-allowed", "CORS request not allowed",
+                      "No CORS rule allows this origin, method and these headers here (--cors-origin, or the bucket's rules).")
+        case .settingNotFound(let name):
+            self.init(error.failureClass, "setting-not-found", "Setting not found", "The bucket has no \(name) setting.")
         case .rangeNotSatisfiable(let size):
             self.init(error.failureClass, "range-not-satisfiable", "Range not satisfiable",
                       "No requested range overlaps the blob's \(size) bytes.")

@@ -10,6 +10,9 @@ extension BlobService {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
         case .everywhere(let action): return .everywhere(action)
+        case .bucketSetting(let action):
+            let bucket = raw.prefix { $0 != UInt8(ascii: "/") }
+            return .wholeBucket(action, String(decoding: bucket, as: UTF8.self))
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

@@ -33,6 +33,8 @@ struct V1Route: Sendable {
         case upload(Grant.Action)
         /// The action on `*` (`admin:*` manages keys).
         case everywhere(Grant.Action)
+        /// The action on every key of the bucket a setting's path names (`B/cors`).
+        case bucketSetting(Grant.Action)
 
         public var description: String {
             switch self {
@@ -43,6 +45,7 @@ struct V1Route: Sendable {
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
             case .everywhere(let action): action.rawValue + ":*"
+            case .bucketSetting(let action): action.rawValue + "(bucket)"
             }
         }
     }
@@ -142,6 +145,11 @@ extension BlobService {
                 try service.replaceGrants(head, id: try BlobService.keyID(raw, suffix: "/grants"))
             },
             .init("DELETE", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.revokeKey(try BlobService.keyID(raw))) },
+        ]),
+        V1Route(.parameter(prefix: "/v1/admin/buckets/", minimum: 1), "/v1/admin/buckets/{bucket}/{setting}", [
+            .init("GET", .bucketSetting(.admin)) { service, _, raw, _ in .respond(try service.getCORS(raw)) },
+            .init("PUT", .bucketSetting(.admin)) { service, head, raw, _ in try service.putCORS(head, raw) },
+            .init("DELETE", .bucketSetting(.admin)) { service, _, raw, _ in .respond(try service.deleteCORS(raw)) },
         ]),
         V1Route(.exact("/v1/shares"), "/v1/shares", [
             // The handlers authenticate: a link is its maker's, whatever every caller may do.

@@ -7,6 +7,8 @@ import MicroHTTPD
 struct S3Error: Error, Equatable, ClassifiedFailure {
     enum Code: String {
         case accessDenied = "AccessDenied"
+        /// A CORS preflight no rule allows.
+        case accessForbidden = "AccessForbidden"
         case authorizationHeaderMalformed = "AuthorizationHeaderMalformed"
         case authorizationQueryParametersError = "AuthorizationQueryParametersError"
         case badDigest = "BadDigest"
@@ -74,7 +76,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
                  .entityTooSmall, .contentSHA256Mismatch:
                 .badRequest
             case .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: .unauthenticated
-            case .accessDenied: .forbidden
+            case .accessDenied, .accessForbidden: .forbidden
             case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
                  .noSuchCORSConfiguration, .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
@@ -231,6 +233,12 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.invalidRange, "The requested range is not satisfiable")
         case .digestMismatch(let detail):
             self.init(.badDigest, detail)
+        case .corsNotAllowed:
+            self.init(.accessForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of "
+                      + "Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not "
+                      + "whitelisted by the resource's CORS spec.")
+        case .settingNotFound:
+            self.init(.noSuchCORSConfiguration, "The CORS configuration does not exist")
         }
     }
 

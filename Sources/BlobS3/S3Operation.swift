@@ -13,6 +13,10 @@ enum S3Operation: String, Sendable, CaseIterable {
          getBucketVersioning, getBucketACL, deleteObjects
     // A bucket's canned ACL and policy (anonymous and authenticated grants).
     case putBucketACL, putBucketPolicy, getBucketPolicy, deleteBucketPolicy, getBucketPolicyStatus
+    // A bucket's CORS rules.
+    case putBucketCORS, getBucketCORS, deleteBucketCORS
+    /// POST Object: a browser form upload with a signed policy.
+    case postObject
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -33,7 +37,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
+        "tagging", "lifecycle", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",
     ]
 
@@ -54,6 +58,15 @@ enum S3Operation: String, Sendable, CaseIterable {
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
             case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
+            }
+        }
+        if has("cors") {
+            guard case .bucket = target else { return .unsupportedSubresource }
+            switch method {
+            case "GET": return .getBucketCORS
+            case "PUT": return .putBucketCORS
+            case "DELETE": return .deleteBucketCORS
+            default: return .methodNotAllowed
             }
         }
         if parameters.contains(where: policySubresources.contains) {
@@ -99,6 +112,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case "GET" where has("acl"): .getBucketACL
         case "GET": .listObjects
         case "POST" where has("delete"): .deleteObjects
+        case "POST": .postObject
         default: .methodNotAllowed
         }
     }
@@ -135,7 +149,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch operation {
         case .unsupportedSubresource, .unsupportedDeleteObjects:
             let plain = classify(method: method, target: target,
-                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) },
+                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "cors" },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
         default:
@@ -165,7 +179,11 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: return .wholeBucket(.admin, bucket)
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .getBucketCORS,
+             .deleteBucketCORS:
+            return .wholeBucket(.admin, bucket)
+        // The form's signature and policy are checked by the operation; the key is known only from the form.
+        case .postObject: return .nothing
         case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write

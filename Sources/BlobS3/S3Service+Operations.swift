@@ -51,6 +51,14 @@ extension S3Service {
             return .respond(try deletePolicy(bucket: bucket, requestID: requestID))
         case .getBucketPolicyStatus:
             return .respond(try getPolicyStatus(bucket: bucket, requestID: requestID))
+        case .putBucketCORS:
+            return try receivePutCORS(head, bucket: bucket, requestID: requestID)
+        case .getBucketCORS:
+            return .respond(try getCORS(bucket: bucket, requestID: requestID))
+        case .deleteBucketCORS:
+            return .respond(try deleteCORS(bucket: bucket, requestID: requestID))
+        case .postObject:
+            return try receivePostObject(head, bucket: bucket, requestID: requestID)
         case .deleteObjects:
             return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects:

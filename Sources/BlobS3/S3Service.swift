@@ -22,13 +22,16 @@ public final class S3Service: HTTPHandler {
     let accessLog: AccessLog?
     /// Presigned URLs already verified, so a repeated one skips SigV4's work.
     let verifiedURLs = VerifiedURLs()
+    /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
+    let cors: CORSPolicy
     /// Largest clock skew accepted on a signed request, in seconds (S3's 15 minutes).
     static let maxSkew: Int64 = 15 * 60
 
     /// Serves `store` with the S3 keys of `access`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
-                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil) {
+                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, cors: CORSSettings = CORSSettings()) {
         self.store = store
+        self.cors = CORSPolicy(cors, directory: access.directory)
         self.accessLog = accessLog
         self.access = access
         self.metrics = metrics
@@ -61,6 +64,11 @@ public final class S3Service: HTTPHandler {
         var bucketName: String?
         var objectKey: String?
         do {
+            // Before authentication: a browser sends no credentials with a preflight.
+            if CORSPolicy.isPreflight(head) {
+                try HTTPFraming.check(head)
+                return .respond(try preflight(head, requestID: requestID))
+            }
             // A presigned URL seen before comes with its query already decoded.
             let presigned = access.isOpen || head["Authorization"] != nil ? nil : VerifiedURLs.Key(head)
             let known = presigned.flatMap { verifiedURLs.entry($0, head: head) }

@@ -23,9 +23,12 @@ public final class BlobdHandlers: Sendable {
         public var accessLog: AccessLog.Format?
         /// Peers whose `Forwarded` / `X-Forwarded-For` the access log believes.
         public var trustedProxies: [NetworkRange]
+        /// `--cors-origin` and `--cors-allow-credentials`.
+        public var cors: CORSSettings
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
-                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = []) {
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], cors: CORSSettings = CORSSettings()) {
+            self.cors = cors
             self.version = version
             self.node = node
             self.uploadLifetime = uploadLifetime
@@ -42,20 +45,22 @@ public final class BlobdHandlers: Sendable {
     private let access: AccessPolicy
     private let logger: Logger
     private let accessLog: AccessLog?
+    private let cors: CORSSettings
 
     public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
         self.store = store
         self.access = access
         self.logger = logger
+        cors = settings.cors
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
-                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL)
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL, cors: settings.cors)
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
     /// (it starts its own commit threads).
     public func makeS3() -> S3Service {
-        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog)
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, cors: cors)
     }
 }

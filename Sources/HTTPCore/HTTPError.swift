@@ -29,6 +29,10 @@ public enum HTTPError: Error, Equatable, Sendable {
     case digestMismatch(String)
     /// The request conflicts with what it names (a read-only credential); the detail says how.
     case conflict(String)
+    /// A CORS preflight that no rule allows.
+    case corsNotAllowed
+    /// A bucket setting (CORS, ...) that is not set; the detail names it.
+    case settingNotFound(String)
 }
 
 extension HTTPError {
@@ -49,6 +53,8 @@ extension HTTPError: ClassifiedFailure {
         case .rangeNotSatisfiable: .rangeNotSatisfiable
         case .notImplemented: .notImplemented
         case .conflict: .conflict
+        case .corsNotAllowed: .forbidden
+        case .settingNotFound: .notFound
         }
     }
 }

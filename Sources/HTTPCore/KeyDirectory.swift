@@ -21,11 +21,15 @@ public final class KeyDirectory: Sendable {
         var anonymous: Grants = .none
         var authenticated: Grants = .none
         var keys: [KeyRecord] = []
+        /// Each bucket's CORS rules, parsed once per access version.
+        var cors: [String: CORSConfiguration] = [:]
     }
 
     private let index: Mutex<(any AccessIndex)?> = Mutex(nil)
     private let snapshot = Mutex(Snapshot())
     private let stopped = Mutex(false)
+    /// Whether some bucket has CORS rules: read on every answer, without the snapshot's lock.
+    private let anyCORS = Atomic<Bool>(false)
     private let logger = Logger(label: "blobd.keys")
 
     public init() {}
@@ -67,13 +71,33 @@ public final class KeyDirectory: Sendable {
         }
         // The effective grants of every caller, computed here once for every node and dialect:
         // the catalog's anonymous grants and those of the buckets' ACLs and policies.
-        let settings = SettingGrants(try index.bucketAccess())
+        let stored = try index.bucketAccess()
+        let settings = SettingGrants(stored)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
         }
         fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
         fresh.authenticated = Grants(settings.authenticated)
-        snapshot.withLock { current in if fresh.version >= current.version { current = fresh } }
+        fresh.cors = corsRules(stored)
+        snapshot.withLock { current in
+            if fresh.version >= current.version {
+                current = fresh
+                anyCORS.store(!fresh.cors.isEmpty, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// The CORS rules of each bucket that has some; a setting that no longer reads is left out, and logged.
+    private func corsRules(_ settings: [BucketAccessSetting]) -> [String: CORSConfiguration] {
+        var rules: [String: CORSConfiguration] = [:]
+        for setting in settings where setting.name == .cors {
+            do throws(CORSConfiguration.Invalid) {
+                rules[setting.bucket] = try CORSConfiguration(jsonText: Array(setting.value.utf8))
+            } catch {
+                logger.warning("A bucket's CORS rules no longer read; they allow nothing", metadata: ["bucket": "\(setting.bucket)"])
+            }
+        }
+        return rules
     }
 
     /// The catalog, when attached.
@@ -98,6 +122,14 @@ public final class KeyDirectory: Sendable {
     /// True when the catalog has a key with this access key id and it expired.
     public func hasExpired(accessKeyID: String, now: Int64 = Int64(time(nil))) -> Bool {
         snapshot.withLock { $0.byAccessKey[accessKeyID] }?.isExpired(now: now) ?? false
+    }
+
+    /// Whether some bucket has CORS rules.
+    public var hasCORSRules: Bool { anyCORS.load(ordering: .relaxed) }
+
+    /// The CORS rules of `bucket`, nil if it has none.
+    public func corsRules(of bucket: String) -> CORSConfiguration? {
+        snapshot.withLock { $0.cors[bucket] }
     }
 
     /// Every key, as last read.

@@ -28,6 +28,8 @@ struct Configuration: Sendable {
     var trustedProxies: [NetworkRange] = []
     /// The outside URL of the /v1 listener, without a trailing slash; "" for relative links.
     var publicURL = ""
+    /// `--cors-origin` and `--cors-allow-credentials`.
+    var cors = CORSSettings()
     /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.
     var shutdownGrace = 10.0
     /// The PostgreSQL index shared by a cluster; nil for SQLite in the data directory.
@@ -172,6 +174,7 @@ extension Serve {
         }
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
+        try resolveCORS(&c, environment: environment)
         return c
     }
 
@@ -191,6 +194,22 @@ extension Serve {
         }
         if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = Int64(try SettingParsers.wholeSeconds(v, "reclaim-grace")) }
         if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
+    }
+
+    /// --cors-origin (each an origin, `scheme://host[:port]`, with at most one `*`) and --cors-allow-credentials.
+    private func resolveCORS(_ c: inout Configuration, environment: [String: String]) throws {
+        let texts = corsOrigin.isEmpty ? environment["BLOBD_CORS_ORIGINS"].map { [$0] } ?? [] : corsOrigin
+        for text in texts.flatMap({ $0.split(separator: ",") }) {
+            let origin = text.trimmingCharacters(in: .whitespaces)
+            guard origin == "*" || (origin.contains("://") && origin.filter({ $0 == "*" }).count <= 1 && !origin.hasSuffix("/")
+                                    && origin.utf8.allSatisfy({ (0x21...0x7E).contains($0) })) else {
+                throw Configuration.Invalid(description: "--cors-origin must be * or an origin such as https://app.example:8443 "
+                                            + "(one * at most, no path), got '\(origin)'")
+            }
+            c.cors.origins.append(origin)
+        }
+        c.cors.allowCredentials = try corsAllowCredentials
+            || Configuration.parseBool(environment["BLOBD_CORS_ALLOW_CREDENTIALS"] ?? "", "cors-allow-credentials")
     }
 
     /// --threads, --log-level, --log-format.

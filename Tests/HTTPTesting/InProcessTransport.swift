@@ -14,7 +14,7 @@ struct InProcessTransport: Sendable {
 
     func send(_ request: TestRequest) throws -> TestResponse {
         let head = HTTPRequestHead(method: request.method, target: Array(request.target.utf8), headers: request.headers)
-        let response: HTTPResponse
+        var response: HTTPResponse
         switch handler.handle(head) {
         case .respond(let answer):
             response = answer
@@ -24,6 +24,7 @@ struct InProcessTransport: Sendable {
         case .later(let start):
             response = try wait(start)
         }
+        handler.finishing(&response, for: head)
         let bodyBytes = try read(response.body, sent: request.method != "HEAD")
         handler.requestCompleted(HTTPRequestSummary(
             head: head, status: response.status, bytesReceived: UInt64(request.body.count),

@@ -1,0 +1,110 @@
+import BlobStore
+import HTTPCore
+import MicroHTTPD
+
+/// CORS on the /v1 listener (`CORSPolicy` decides): preflights answered before
+/// authentication, the headers every answer carries, and `/v1/admin/buckets/B/cors`.
+extension BlobService {
+    /// A preflight: 200 with what the matching rule allows, else 403.
+    func preflight(_ head: HTTPRequestHead) -> HTTPResponse {
+        guard let headers = cors.preflight(head, bucket: corsBucket(head, lookingUpShare: true)) else {
+            return failure(HTTPError.corsNotAllowed)
+        }
+        return HTTPResponse(status: 200, headers: headers + [Self.noStore])
+    }
+
+    /// Every answer passes here just before it is sent: the CORS headers, written once for
+    /// every route. Nothing is done while no rule exists anywhere.
+    public func finishing(_ response: inout HTTPResponse, for head: HTTPRequestHead) {
+        guard cors.isActive, !CORSPolicy.isPreflight(head) else { return }
+        cors.decorate(&response, head: head, bucket: corsBucket(head, lookingUpShare: false))
+    }
+
+    /// The bucket whose rules answer a request: a blob's (`/v1/blobs/B/...`), a listing's (its
+    /// prefix's first segment, when the prefix has a slash), a share link's (its key's, known
+    /// to the handler; a preflight looks the link up). Nil for the rest: tus URLs, admin and
+    /// operational routes follow the global flags.
+    func corsBucket(_ head: HTTPRequestHead, lookingUpShare: Bool) -> String? {
+        let path = head.path
+        let blobs = "/v1/blobs/".utf8, shares = "/s/".utf8
+        if path.starts(with: blobs) {
+            guard let decoded = PercentEncoding.decode(path.dropFirst(blobs.count)) else { return nil }
+            return Self.firstSegment(decoded[...])
+        }
+        if path.elementsEqual("/v1/blobs".utf8) {
+            let prefix = Self.listedPrefix(head)
+            return prefix.contains(UInt8(ascii: "/")) ? Self.firstSegment(prefix[...]) : nil
+        }
+        if path.starts(with: shares) {
+            if let known = head.annotation.bucket { return known }
+            guard lookingUpShare, cors.hasBucketRules else { return nil }
+            let id = path.dropFirst(shares.count).prefix { $0 != UInt8(ascii: "/") }
+            guard Self.isShareID(String(decoding: id, as: UTF8.self)),
+                  let share = try? shareCatalog().share(String(decoding: id, as: UTF8.self)) else { return nil }
+            return Self.firstSegment(share.target[...])
+        }
+        return nil
+    }
+
+    /// A key's first segment, its bucket.
+    static func firstSegment(_ bytes: ArraySlice<UInt8>) -> String? {
+        let segment = bytes.prefix { $0 != UInt8(ascii: "/") }
+        return segment.isEmpty ? nil : String(decoding: segment, as: UTF8.self)
+    }
+
+    // MARK: - /v1/admin/buckets/B/cors
+
+    /// The bucket of `/v1/admin/buckets/B/cors`, checked to exist; 404 for another setting.
+    func corsSettingBucket(_ raw: ArraySlice<UInt8>) throws -> String {
+        let suffix = "/cors".utf8
+        guard raw.count > suffix.count, raw.suffix(suffix.count).elementsEqual(suffix) else { throw HTTPError.noRoute }
+        let name = String(decoding: raw.dropLast(suffix.count), as: UTF8.self)
+        guard !name.contains("/"), try store.buckets.bucket(name) != nil else { throw StoreError.bucketNotFound }
+        return name
+    }
+
+    /// GET: the stored rules; 404 `setting-not-found` without any.
+    func getCORS(_ raw: ArraySlice<UInt8>) throws -> HTTPResponse {
+        let bucket = try corsSettingBucket(raw)
+        guard let value = try settingsCatalog().bucketAccess(of: bucket).first(where: { $0.name == .cors })?.value else {
+            throw HTTPError.settingNotFound("cors")
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore], body: .bytes(Array(value.utf8)))
+    }
+
+    /// PUT `{"rules": [...]}`: checked, stored as canonical JSON, in force on this node at once.
+    func putCORS(_ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) throws -> HTTPRequestAction {
+        try Self.requireJSON(head)
+        let bucket = try corsSettingBucket(raw)
+        return .receive(BufferedBody(limit: CORSConfiguration.maximumSize, committers: committers) { [self] body in
+            do {
+                guard let body else { throw StoreError.tooLarge(limit: UInt64(CORSConfiguration.maximumSize)) }
+                let configuration: CORSConfiguration
+                do throws(CORSConfiguration.Invalid) {
+                    configuration = try CORSConfiguration(jsonText: body)
+                } catch {
+                    throw HTTPError.badRequest(error.description)
+                }
+                let text = configuration.json.serialized()
+                try settingsCatalog().setBucketAccess(bucket, .cors, to: text)
+                try access.directory.reload()
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore], body: .bytes(Array(text.utf8)))
+            } catch {
+                return failure(error)
+            }
+        })
+    }
+
+    /// DELETE: 204, with or without rules.
+    func deleteCORS(_ raw: ArraySlice<UInt8>) throws -> HTTPResponse {
+        let bucket = try corsSettingBucket(raw)
+        try settingsCatalog().setBucketAccess(bucket, .cors, to: nil)
+        try access.directory.reload()
+        return HTTPResponse(status: 204, headers: [Self.noStore])
+    }
+
+    private func settingsCatalog() throws(HTTPError) -> any AccessIndex {
+        guard let catalog = access.directory.catalog else { throw .unavailable("The settings of the index are not open yet.") }
+        return catalog
+    }
+}
