@@ -30,6 +30,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case invalidLocationConstraint = "InvalidLocationConstraint"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
+        case malformedPOSTRequest = "MalformedPOSTRequest"
         case malformedPolicy = "MalformedPolicy"
         case malformedACL = "MalformedACLError"
         case malformedTrailer = "MalformedTrailerError"
@@ -71,7 +72,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             switch self {
             case .authorizationHeaderMalformed, .authorizationQueryParametersError, .badDigest, .invalidArgument,
                  .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint,
-                 .missingContentLength, .malformedXML, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
+                 .missingContentLength, .malformedXML, .malformedPOSTRequest, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
                  .invalidPart, .invalidPartOrder,
                  .entityTooSmall, .contentSHA256Mismatch:
                 .badRequest
