@@ -17,7 +17,8 @@ extension BlobService {
     /// every route. Nothing is done while no rule exists anywhere.
     public func finishing(_ response: inout HTTPResponse, for head: HTTPRequestHead) {
         guard cors.isActive, !CORSPolicy.isPreflight(head) else { return }
-        cors.decorate(&response, head: head, bucket: corsBucket(head, lookingUpShare: false))
+        // Without any bucket's rules the bucket does not matter: its path is not even decoded.
+        cors.decorate(&response, head: head, bucket: cors.hasBucketRules ? corsBucket(head, lookingUpShare: false) : nil)
     }
 
     /// The bucket whose rules answer a request: a blob's (`/v1/blobs/B/...`), a listing's (its

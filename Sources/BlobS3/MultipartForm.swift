@@ -115,31 +115,40 @@ struct MultipartForm {
             try startPart(text, handle)
             return true
         case .field(let name):
-            guard let at = find(delimiter) else {
-                if buffer.count > Self.maxFieldBytes + delimiter.count {
-                    throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes")
-                }
-                return false
-            }
-            guard at <= Self.maxFieldBytes else { throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes") }
-            try handle(.field(name: name, value: Array(buffer[..<at])))
-            buffer.removeFirst(at + delimiter.count)
-            state = .afterDelimiter
-            return true
+            return try fieldStep(name, handle)
         case .file:
-            if let at = find(delimiter) {
-                try emit(at, handle)
-                try handle(.fileEnd)
-                fileEnded = true
-                state = .done
-                buffer = []
-                return false
-            }
-            // Everything but a tail that could begin a delimiter is the file's.
-            let safe = buffer.count - (delimiter.count - 1)
-            if safe > 0 { try emit(safe, handle) }
+            try fileStep(handle)
             return false
         }
+    }
+
+    /// A field's value, once its delimiter is in.
+    private mutating func fieldStep(_ name: String, _ handle: Handler) throws -> Bool {
+        guard let at = find(delimiter) else {
+            if buffer.count > Self.maxFieldBytes + delimiter.count {
+                throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes")
+            }
+            return false
+        }
+        guard at <= Self.maxFieldBytes else { throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes") }
+        try handle(.field(name: name, value: Array(buffer[..<at])))
+        buffer.removeFirst(at + delimiter.count)
+        state = .afterDelimiter
+        return true
+    }
+
+    /// The file's bytes up to its delimiter, or up to a tail that could begin one.
+    private mutating func fileStep(_ handle: Handler) throws {
+        if let at = find(delimiter) {
+            try emit(at, handle)
+            try handle(.fileEnd)
+            fileEnded = true
+            state = .done
+            buffer = []
+            return
+        }
+        let safe = buffer.count - (delimiter.count - 1)
+        if safe > 0 { try emit(safe, handle) }
     }
 
     /// Hands the first `count` buffered bytes to the file.

@@ -169,7 +169,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .createBucket: return .nothing
         // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
@@ -179,8 +179,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .getBucketCORS,
-             .deleteBucketCORS:
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS:
             return .wholeBucket(.admin, bucket)
         // The form's signature and policy are checked by the operation; the key is known only from the form.
         case .postObject: return .nothing

@@ -17,7 +17,8 @@ extension S3Service {
     /// every operation. Nothing is done while no rule exists anywhere.
     public func finishing(_ response: inout HTTPResponse, for head: HTTPRequestHead) {
         guard cors.isActive, !CORSPolicy.isPreflight(head) else { return }
-        cors.decorate(&response, head: head, bucket: try? Self.target(head.path).bucket)
+        // Without any bucket's rules the bucket does not matter: its path is not even decoded.
+        cors.decorate(&response, head: head, bucket: cors.hasBucketRules ? try? Self.target(head.path).bucket : nil)
     }
 
     /// PutBucketCors: `CORSConfiguration` XML, kept as the JSON of `/v1/admin/buckets/B/cors`.

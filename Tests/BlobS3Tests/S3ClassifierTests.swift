@@ -144,10 +144,9 @@ import Testing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS:
             .bucket("b")
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .getBucketCORS,
-             .deleteBucketCORS:
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS:
             .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
