@@ -83,9 +83,9 @@ struct MultipartForm {
             buffer = []
             return false
         case .preamble:
-            guard let at = find(delimiter) else {
+            guard case .found(let at) = findDelimiter() else {
                 // Keep only what could still start a delimiter.
-                if buffer.count > delimiter.count { buffer.removeFirst(buffer.count - delimiter.count) }
+                if buffer.count > delimiter.count + 80 { buffer.removeFirst(buffer.count - delimiter.count - 80) }
                 return false
             }
             buffer.removeFirst(at + delimiter.count)
@@ -124,8 +124,8 @@ struct MultipartForm {
 
     /// A field's value, once its delimiter is in.
     private mutating func fieldStep(_ name: String, _ handle: Handler) throws -> Bool {
-        guard let at = find(delimiter) else {
-            if buffer.count > Self.maxFieldBytes + delimiter.count {
+        guard case .found(let at) = findDelimiter() else {
+            if buffer.count > Self.maxFieldBytes + delimiter.count + 80 {
                 throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes")
             }
             return false
@@ -139,16 +139,16 @@ struct MultipartForm {
 
     /// The file's bytes up to its delimiter, or up to a tail that could begin one.
     private mutating func fileStep(_ handle: Handler) throws {
-        if let at = find(delimiter) {
+        switch findDelimiter() {
+        case .found(let at):
             try emit(at, handle)
             try handle(.fileEnd)
             fileEnded = true
             state = .done
             buffer = []
-            return
+        case .undecided(let candidate):
+            try emit(candidate ?? max(0, buffer.count - (delimiter.count - 1)), handle)
         }
-        let safe = buffer.count - (delimiter.count - 1)
-        if safe > 0 { try emit(safe, handle) }
     }
 
     /// Hands the first `count` buffered bytes to the file.
@@ -214,13 +214,42 @@ struct MultipartForm {
         return result
     }
 
-    /// Where `needle` starts in the buffer: memchr to each candidate first byte, then a compare.
-    private func find(_ needle: [UInt8]) -> Int? {
+    private enum Search {
+        /// A delimiter starts here.
+        case found(Int)
+        /// None yet; one might start at the position given, once more bytes arrive.
+        case undecided(Int?)
+    }
+
+    /// The first delimiter in the buffer: `\r\n--BOUNDARY` followed by `--`, or by optional
+    /// spaces and tabs and CRLF. The same bytes followed by anything else are content.
+    private func findDelimiter() -> Search {
+        var from = 0
+        while let at = find(delimiter, from: from) {
+            var index = at + delimiter.count
+            guard index < buffer.count else { return .undecided(at) }
+            if buffer[index] == UInt8(ascii: "-") {
+                guard index + 1 < buffer.count else { return .undecided(at) }
+                if buffer[index + 1] == UInt8(ascii: "-") { return .found(at) }
+            } else {
+                while index < buffer.count, index - at < delimiter.count + 64, buffer[index] == 0x20 || buffer[index] == 0x09 {
+                    index += 1
+                }
+                guard index + 1 < buffer.count else { return .undecided(at) }
+                if buffer[index] == 13 && buffer[index + 1] == 10 { return .found(at) }
+            }
+            from = at + 1
+        }
+        return .undecided(nil)
+    }
+
+    /// Where `needle` starts in the buffer from `from`: memchr to each candidate first byte, then a compare.
+    private func find(_ needle: [UInt8], from: Int = 0) -> Int? {
         buffer.withUnsafeBytes { haystack in
             needle.withUnsafeBytes { pattern in
                 guard let base = haystack.baseAddress, let needleBase = pattern.baseAddress, let first = pattern.first,
                       haystack.count >= pattern.count else { return nil }
-                var offset = 0
+                var offset = from
                 let last = haystack.count - pattern.count
                 while offset <= last {
                     guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return nil }

@@ -144,7 +144,7 @@ public struct CORSConfiguration: Sendable, Equatable {
 
     /// The first rule, in order, whose origin, method and all of `headers` match (S3's choice),
     /// and the origin pattern it matched by.
-    func match(origin: String, method: String, headers: [String]) -> (rule: CORSRule, pattern: String)? {
+    public func match(origin: String, method: String, headers: [String]) -> (rule: CORSRule, pattern: String)? {
         for rule in rules where rule.allowedMethods.contains(method) && rule.allows(headers: headers) {
             if let pattern = rule.matchingOrigin(origin) { return (rule, pattern) }
         }
