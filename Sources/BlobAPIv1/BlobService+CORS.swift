@@ -55,18 +55,14 @@ extension BlobService {
 
     // MARK: - /v1/admin/buckets/B/cors
 
-    /// The bucket of `/v1/admin/buckets/B/cors`, checked to exist; 404 for another setting.
-    func corsSettingBucket(_ raw: ArraySlice<UInt8>) throws -> String {
-        let suffix = "/cors".utf8
-        guard raw.count > suffix.count, raw.suffix(suffix.count).elementsEqual(suffix) else { throw HTTPError.noRoute }
-        let name = String(decoding: raw.dropLast(suffix.count), as: UTF8.self)
-        guard !name.contains("/"), try store.buckets.bucket(name) != nil else { throw StoreError.bucketNotFound }
-        return name
+    /// `bucket`, checked to exist.
+    private func requireBucket(_ bucket: String) throws {
+        guard try store.buckets.bucket(bucket) != nil else { throw StoreError.bucketNotFound }
     }
 
     /// GET: the stored rules; 404 `setting-not-found` without any.
-    func getCORS(_ raw: ArraySlice<UInt8>) throws -> HTTPResponse {
-        let bucket = try corsSettingBucket(raw)
+    func getCORS(bucket: String) throws -> HTTPResponse {
+        try requireBucket(bucket)
         guard let value = try settingsCatalog().bucketAccess(of: bucket).first(where: { $0.name == .cors })?.value else {
             throw HTTPError.settingNotFound("cors")
         }
@@ -74,9 +70,9 @@ extension BlobService {
     }
 
     /// PUT `{"rules": [...]}`: checked, stored as canonical JSON, in force on this node at once.
-    func putCORS(_ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) throws -> HTTPRequestAction {
+    func putCORS(_ head: HTTPRequestHead, bucket: String) throws -> HTTPRequestAction {
         try Self.requireJSON(head)
-        let bucket = try corsSettingBucket(raw)
+        try requireBucket(bucket)
         return .receive(BufferedBody(limit: CORSConfiguration.maximumSize, committers: committers) { [self] body in
             do {
                 guard let body else { throw StoreError.tooLarge(limit: UInt64(CORSConfiguration.maximumSize)) }
@@ -97,8 +93,8 @@ extension BlobService {
     }
 
     /// DELETE: 204, with or without rules.
-    func deleteCORS(_ raw: ArraySlice<UInt8>) throws -> HTTPResponse {
-        let bucket = try corsSettingBucket(raw)
+    func deleteCORS(bucket: String) throws -> HTTPResponse {
+        try requireBucket(bucket)
         try settingsCatalog().setBucketAccess(bucket, .cors, to: nil)
         try access.directory.reload()
         return HTTPResponse(status: 204, headers: [Self.noStore])

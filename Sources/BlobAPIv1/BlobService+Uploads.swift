@@ -40,15 +40,15 @@ extension BlobService {
 
     /// Where a tus creation stores its blob and how its upload is answered: the /v1 one (the
     /// metadata's `key`, the caller's grant) or a share link's (`ShareLinks`).
-    struct UploadTarget {
+    struct UploadTarget: Sendable {
         /// The blob's key from the metadata (nil: content-addressed).
-        let key: ([String: [UInt8]]) throws -> BlobKey?
+        let key: @Sendable ([String: [UInt8]]) throws -> BlobKey?
         /// Whether the commit may only create the blob.
-        let onlyCreate: (UploadRecord) -> Bool
+        let onlyCreate: @Sendable (UploadRecord) -> Bool
         /// Whom the upload counts against (`--max-open-uploads`).
         let owner: String
         /// The upload's URL.
-        let location: (String) -> String
+        let location: @Sendable (String) -> String
     }
 
     /// POST /v1/uploads: creation, with the first bytes when a body is sent.
@@ -59,8 +59,21 @@ extension BlobService {
         return try createUpload(head, target)
     }
 
-    /// A tus creation into `target`, with the first bytes when a body is sent.
+    /// A tus creation into `target`, with the first bytes when a body is sent, once the
+    /// pre-create hook (if any) lets it go on.
     func createUpload(_ head: HTTPRequestHead, _ target: UploadTarget) throws -> HTTPRequestAction {
+        guard let hooks, hooks.runs(.preCreate) else { return try createUploadNow(head, target) }
+        try requireTusVersion(head)
+        let metadata = try TusHeaders.metadata(head["Upload-Metadata"] ?? "")
+        let upload = HookUpload(size: try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") },
+                                metadata: metadata.mapValues { String(decoding: $0, as: UTF8.self) })
+        return hooks.preCreate(head, upload: upload, failure: { [self] in tusFailure($0) }) { [self] changes in
+            guard let changed = changes.metadata else { return try createUploadNow(head, target) }
+            return try createUploadNow(TusHeaders.replacingMetadata(of: head, with: changed), target)
+        }
+    }
+
+    private func createUploadNow(_ head: HTTPRequestHead, _ target: UploadTarget) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         let length: UInt64?
         switch (head["Upload-Length"], head["Upload-Defer-Length"]) {
@@ -126,7 +139,48 @@ extension BlobService {
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try append.write($0) }, abandon: { append.abandon() },
             attach: { connection in append.whenPreempted { connection.close() } },
-            end: { [self] failure, respond in respond(finishAppend(append, failure: failure, location: location)) }))
+            end: { [self] failure, respond in
+                guard failure == nil, let hooks, hooks.runs(.preFinish), append.reachesLength else {
+                    return respond(finishAppend(append, failure: failure, location: location))
+                }
+                preFinish(head, append, hooks: hooks, location: location, then: respond)
+            }))
+    }
+
+    /// The last bytes of an upload have arrived: they are verified, then the pre-finish hook
+    /// decides whether the blob is committed.
+    private func preFinish(_ head: HTTPRequestHead, _ append: UploadAppend, hooks: BlockingHooks, location: String?,
+                           then respond: @escaping (HTTPResponse) -> Void) {
+        do {
+            try append.verify()
+        } catch {
+            return respond(finishAppend(append, failure: error, location: location))
+        }
+        let record = append.upload
+        let metadata = ((try? TusHeaders.metadata(record.metadata)) ?? [:]).mapValues { String(decoding: $0, as: UTF8.self) }
+        let upload = HookUpload(id: record.id, size: record.length, offset: record.offset, metadata: metadata,
+                                storage: record.key.map { ["Type": "blobd", "Key": $0.rawValue] })
+        hooks.preFinish(head, upload: upload) { [self] outcome in
+            switch outcome {
+            case .proceed(let changes):
+                var response = finishAppend(append, failure: nil, location: location)
+                response.headers += changes.headers
+                respond(response)
+            case .reject(var response):
+                append.cancel()
+                response.headers.append(Self.tusResumable)
+                respond(response)
+            case .fail(let error):
+                respond(finishAppend(append, failure: error, location: location))
+            }
+        }
+    }
+
+    /// A failure as tus answers it.
+    private func tusFailure(_ error: any Error) -> HTTPResponse {
+        var response = failure(error)
+        response.headers.append(Self.tusResumable)
+        return response
     }
 
     /// Saves the bytes of a request (or rolls them back) and describes the upload.

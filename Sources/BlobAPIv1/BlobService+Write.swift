@@ -8,6 +8,17 @@ extension BlobService {
     /// the head is decided here, before any body byte is read; then the body streams to the store.
     /// `onlyCreate`: the caller's grant is `create`, so the commit refuses to replace a blob.
     func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
+        guard let hooks, hooks.runs(.preCreate) else { return try receiveUploadNow(head, key: key, onlyCreate: onlyCreate) }
+        let upload = HookUpload(size: head["Content-Length"].flatMap { UInt64($0) },
+                                metadata: head.hookMetadata(key: key?.rawValue, prefix: Self.metadataPrefix))
+        return hooks.preCreate(head, upload: upload, failure: { [self] in failure($0) }) { [self] changes in
+            let changed = changes.metadata.map { head.applyingHookMetadata($0, prefix: Self.metadataPrefix) } ?? head
+            return try receiveUploadNow(changed, key: key, onlyCreate: onlyCreate)
+        }
+    }
+
+    /// A PUT or POST once the pre-create hook (if any) let it go on.
+    private func receiveUploadNow(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
         let expectedSHA256 = try announcedSHA256(head)
         let preconditions = Preconditions(head)
         var condition = preconditions.writeCondition()
@@ -30,15 +41,15 @@ extension BlobService {
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
-                commitUpload(stream, failure: failure, key: key, attributes: attributes, expectedMD5: expectedMD5,
+                commitUpload(stream, failure: failure, head: head, key: key, attributes: attributes, expectedMD5: expectedMD5,
                              condition: condition, then: respond)
             }))
     }
 
     /// The end of a PUT or POST body, on the commit pool: the fsync runs here, the index commit
     /// in a group commit, and the answer comes from the thread that committed its batch.
-    private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, key: BlobKey?, attributes: BlobAttributes,
-                              expectedMD5: [UInt8]?, condition: WriteCondition,
+    private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, head: HTTPRequestHead, key: BlobKey?,
+                              attributes: BlobAttributes, expectedMD5: [UInt8]?, condition: WriteCondition,
                               then respond: @escaping (HTTPResponse) -> Void) {
         let md5: [UInt8]?
         do {
@@ -48,15 +59,32 @@ extension BlobService {
             stream.abandon()
             return respond(self.failure(error))
         }
-        stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
-            switch result {
-            case .success(let stored):
-                let record = stored.record
-                respond(Self.jsonResponse(
-                    status: stored.created ? 201 : 200, Self.json(record),
-                    headers: [("ETag", EntityTag(version: record.version).headerValue),
-                              ("Location", publicLocation(of: record.key))]))
-            case .failure(let error):
+        let commit: (HookChanges) -> Void = { [self] changes in
+            stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
+                switch result {
+                case .success(let stored):
+                    let record = stored.record
+                    respond(Self.jsonResponse(
+                        status: stored.created ? 201 : 200, Self.json(record),
+                        headers: [("ETag", EntityTag(version: record.version).headerValue),
+                                  ("Location", publicLocation(of: record.key))] + changes.headers))
+                case .failure(let error):
+                    respond(self.failure(error))
+                }
+            }
+        }
+        guard let hooks, hooks.runs(.preFinish) else { return commit(HookChanges()) }
+        let size = stream.size
+        let upload = HookUpload(size: size, offset: size, metadata: head.hookMetadata(key: key?.rawValue, prefix: Self.metadataPrefix),
+                                storage: key.map { ["Type": "blobd", "Key": $0.rawValue] })
+        hooks.preFinish(head, upload: upload) { [self] outcome in
+            switch outcome {
+            case .proceed(let changes): commit(changes)
+            case .reject(let response):
+                stream.abandon()
+                respond(response)
+            case .fail(let error):
+                stream.abandon()
                 respond(self.failure(error))
             }
         }

@@ -24,12 +24,18 @@ public final class BlobService: HTTPHandler {
     let publicURL: String
     /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
     let cors: CORSPolicy
+    /// tusd's blocking hooks (`--hook-url`), when configured.
+    let hooks: BlockingHooks?
+    /// The web page at /ui/; nil with `--no-ui`.
+    let webUI: WebUI?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "", cors: CORSSettings = CORSSettings()) {
+                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil, cors: CORSSettings = CORSSettings()) {
+        self.hooks = hooks
         self.store = store
+        self.webUI = webUI
         self.cors = CORSPolicy(cors, directory: access.directory)
         self.publicURL = publicURL
         self.accessLog = accessLog

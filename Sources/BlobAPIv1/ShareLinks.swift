@@ -85,7 +85,10 @@ extension BlobService {
         guard let key = try Self.sharedKey(share, rest) else { throw HTTPError.noRoute }
         let catalog = try shareCatalog()
         let id = share.id
-        let download = ShareDownload(disposition: Self.attachment(key)) {
+        // `?inline`: shown in the browser (a preview), still with the name to save it under.
+        let inline = PercentEncoding.decodeQuery(head.query ?? [])?.contains { $0.name == "inline" } ?? false
+        let disposition = Self.attachment(key)
+        let download = ShareDownload(disposition: inline ? "inline" + disposition.dropFirst("attachment".count) : disposition) {
             guard try catalog.countDownload(id) else { throw StoreError.shareNotFound }
         }
         return read(head, key: key, share: download)

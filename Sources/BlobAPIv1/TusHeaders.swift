@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPCore
 import Foundation
+import MicroHTTPD
 
 /// Parsing of the tus 1.0.0 request headers that carry structure.
 enum TusHeaders {
@@ -24,6 +25,16 @@ enum TusHeaders {
             pairs[String(name)] = bytes
         }
         return pairs
+    }
+
+    /// `head` with `Upload-Metadata` made from `metadata` (a hook's `ChangeFileInfo.MetaData`).
+    static func replacingMetadata(of head: HTTPRequestHead, with metadata: [String: String]) -> HTTPRequestHead {
+        let value = metadata.sorted { $0.key < $1.key }
+            .map { $0.value.isEmpty ? $0.key : $0.key + " " + Data($0.value.utf8).base64EncodedString() }
+            .joined(separator: ",")
+        let fields = head.headers.filter { !$0.name.caseInsensitiveEquals("Upload-Metadata") } + [(name: "Upload-Metadata", value: value)]
+        return HTTPRequestHead(method: head.method, path: head.path, version: head.version, headers: fields, query: head.query,
+                               peer: head.peer, isStrictlyFramed: head.isStrictlyFramed, annotation: head.annotation)
     }
 
     /// `Upload-Checksum: sha1 BASE64` or `sha256 BASE64`.

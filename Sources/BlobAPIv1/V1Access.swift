@@ -10,9 +10,10 @@ extension BlobService {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
         case .everywhere(let action): return .everywhere(action)
-        case .bucketSetting(let action):
-            let bucket = raw.prefix { $0 != UInt8(ascii: "/") }
-            return .wholeBucket(action, String(decoding: bucket, as: UTF8.self))
+        case .bucket(let action):
+            // A name that is no bucket needs a grant on everything; the handler answers 404.
+            guard let bucket = try? Self.bucketName(raw) else { return .everywhere(action) }
+            return .wholeBucket(action, bucket)
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

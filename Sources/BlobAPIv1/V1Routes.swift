@@ -11,6 +11,8 @@ struct V1Route: Sendable {
     enum Pattern: Sendable {
         case exact(String)
         case parameter(prefix: String, minimum: Int)
+        /// `/v1/admin/buckets/BUCKET/NAME`: a bucket's setting; the parameter is the bucket.
+        case bucketSetting(String)
     }
 
     /// Runs a method of the route, given its raw path parameter (empty for an exact path) and
@@ -33,8 +35,8 @@ struct V1Route: Sendable {
         case upload(Grant.Action)
         /// The action on `*` (`admin:*` manages keys).
         case everywhere(Grant.Action)
-        /// The action on every key of the bucket a setting's path names (`B/cors`).
-        case bucketSetting(Grant.Action)
+        /// The action on every key of the bucket the path names (its settings need `admin`).
+        case bucket(Grant.Action)
 
         public var description: String {
             switch self {
@@ -45,7 +47,7 @@ struct V1Route: Sendable {
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
             case .everywhere(let action): action.rawValue + ":*"
-            case .bucketSetting(let action): action.rawValue + "(bucket)"
+            case .bucket(let action): action.rawValue + "(bucket)"
             }
         }
     }
@@ -65,6 +67,8 @@ struct V1Route: Sendable {
     let pattern: Pattern
     /// The pattern's bytes (the exact path, or the parameter's prefix), compared on every request.
     private let bytes: [UInt8]
+    /// What follows the parameter (`/NAME` of a bucket setting), else empty.
+    private let suffix: [UInt8]
     let label: String
     /// A tus route: `X-HTTP-Method-Override` applies, and every answer has `Tus-Resumable`.
     let isTus: Bool
@@ -76,8 +80,9 @@ struct V1Route: Sendable {
     init(_ pattern: Pattern, _ label: String, isTus: Bool = false, parameterIsKey: Bool = false, _ methods: [Method]) {
         self.pattern = pattern
         switch pattern {
-        case .exact(let path): bytes = Array(path.utf8)
-        case .parameter(let prefix, _): bytes = Array(prefix.utf8)
+        case .exact(let path): (bytes, suffix) = (Array(path.utf8), [])
+        case .parameter(let prefix, _): (bytes, suffix) = (Array(prefix.utf8), [])
+        case .bucketSetting(let name): (bytes, suffix) = (Array("/v1/admin/buckets/".utf8), Array(("/" + name).utf8))
         }
         self.label = label
         self.isTus = isTus
@@ -96,6 +101,12 @@ struct V1Route: Sendable {
         case .parameter(_, let minimum):
             guard path.count >= bytes.count + minimum, path[..<bytes.count].elementsEqual(bytes) else { return nil }
             return path[bytes.count...]
+        case .bucketSetting:
+            guard path.count > bytes.count + suffix.count, path.starts(with: bytes), path.reversed().starts(with: suffix.reversed()) else {
+                return nil
+            }
+            let bucket = path[bytes.count..<(path.count - suffix.count)]
+            return bucket.contains(UInt8(ascii: "/")) ? nil : bucket
         }
     }
 }
@@ -146,11 +157,6 @@ extension BlobService {
             },
             .init("DELETE", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.revokeKey(try BlobService.keyID(raw))) },
         ]),
-        V1Route(.parameter(prefix: "/v1/admin/buckets/", minimum: 1), "/v1/admin/buckets/{bucket}/{setting}", [
-            .init("GET", .bucketSetting(.admin)) { service, _, raw, _ in .respond(try service.getCORS(raw)) },
-            .init("PUT", .bucketSetting(.admin)) { service, head, raw, _ in try service.putCORS(head, raw) },
-            .init("DELETE", .bucketSetting(.admin)) { service, _, raw, _ in .respond(try service.deleteCORS(raw)) },
-        ]),
         V1Route(.exact("/v1/shares"), "/v1/shares", [
             // The handlers authenticate: a link is its maker's, whatever every caller may do.
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.listShares(head)) },
@@ -165,9 +171,25 @@ extension BlobService {
         V1Route(.parameter(prefix: "/s/", minimum: 1), "/s/{id}", ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"].map { name in
             V1Route.Method(name, .nothing) { service, head, raw, _ in try service.shareRequest(head, raw) }
         }),
+        V1Route(.bucketSetting("public"), "/v1/admin/buckets/{bucket}/public", [
+            .init("GET", .bucket(.admin)) { service, _, raw, _ in .respond(try service.publicPrefixes(bucket: BlobService.bucketName(raw))) },
+            .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.setPublicPrefixes(head, bucket: BlobService.bucketName(raw)) },
+        ]),
+        V1Route(.bucketSetting("cors"), "/v1/admin/buckets/{bucket}/cors", [
+            .init("GET", .bucket(.admin)) { service, _, raw, _ in .respond(try service.getCORS(bucket: BlobService.bucketName(raw))) },
+            .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.putCORS(head, bucket: BlobService.bucketName(raw)) },
+            .init("DELETE", .bucket(.admin)) { service, _, raw, _ in .respond(try service.deleteCORS(bucket: BlobService.bucketName(raw))) },
+        ]),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),
+        // The web page: no credential to load it; its API calls carry the token.
+        V1Route(.exact("/ui"), "/ui", ["GET", "HEAD"].map { name in
+            V1Route.Method(name, .nothing) { service, _, _, _ in .respond(try service.webPageRedirect()) }
+        }),
+        V1Route(.parameter(prefix: "/ui/", minimum: 0), "/ui/{file}", ["GET", "HEAD"].map { name in
+            V1Route.Method(name, .nothing) { service, head, raw, _ in .respond(try service.webPage(head, raw)) }
+        }),
         V1Route(.exact("/healthz"), "/healthz", operational { _ in BlobService.textResponse("ok\n") }),
         V1Route(.exact("/readyz"), "/readyz", operational { service in try service.ready() }),
         V1Route(.exact("/metrics"), "/metrics", operational { service in

@@ -28,14 +28,17 @@ final class ObjectSink: S3BodySink {
     private let attributes: BlobAttributes
     private let requestID: String
     private let condition: WriteCondition
+    /// The pre-finish hook to ask before the commit, and what to tell it.
+    private let preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)?
 
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: WriteCondition) {
+         condition: WriteCondition, preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)? = nil) {
         self.stream = stream
         self.key = key
         self.attributes = attributes
         self.requestID = requestID
         self.condition = condition
+        self.preFinish = preFinish
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) { try stream.write(bytes) }
@@ -43,10 +46,30 @@ final class ObjectSink: S3BodySink {
     func digests() throws(StoreError) -> BodyHasher.Digests { try stream.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
+        guard let preFinish else { return commit(md5: md5, checksum: checksum, adding: [], then: respond) }
+        var upload = preFinish.upload
+        upload.size = stream.size
+        upload.offset = stream.size
+        preFinish.hooks.preFinish(preFinish.head, upload: upload) { [self] outcome in
+            switch outcome {
+            case .proceed(let changes):
+                commit(md5: md5, checksum: checksum, adding: changes.headers, then: respond)
+            case .reject(let response):
+                stream.abandon()
+                respond(.success(response))
+            case .fail(let error):
+                stream.abandon()
+                respond(.failure(error))
+            }
+        }
+    }
+
+    private func commit(md5: [UInt8], checksum: String?, adding headers: [(name: String, value: String)],
+                        then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
         stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
-                             + S3Service.checksumHeaders(stored.record, orSHA256: false))
+                             + S3Service.checksumHeaders(stored.record, orSHA256: false) + headers)
             }.mapError { $0 })
         }
     }

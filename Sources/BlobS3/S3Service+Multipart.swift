@@ -65,6 +65,7 @@ extension S3Service {
                 let upload = try store.multipart(id, key: blobKey)
                 let condition = try writeCondition(preconditions, key: blobKey, caller: caller)
                 let parts = try Self.partList(body)
+                if let rejection = try preFinishComplete(head, bucket: bucket, key: key) { return rejection }
                 let checksum = ObjectChecksum(MultipartChecksum(stored: upload.checksum), head: head, listed: parts)
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },

@@ -20,8 +20,11 @@ extension S3Service {
         let attributes = try Self.attributes(head, key: key)
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
+        let preFinish = hooks.flatMap { hooks in
+            hooks.runs(.preFinish) ? (hooks, head, hookUpload(head, bucket: bucket, key: key, size: payload.size)) : nil
+        }
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
-                              condition: condition)
+                              condition: condition, preFinish: preFinish)
         return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 

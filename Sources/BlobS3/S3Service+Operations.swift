@@ -73,7 +73,9 @@ extension S3Service {
         case .methodNotAllowed:
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .createMultipartUpload:
-            return .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
+            return try preCreate(head, bucket: bucket, key: key, requestID: requestID) { [self] head in
+                .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
+            }
         case .completeMultipartUpload:
             return try receiveComplete(head, bucket: bucket, key: key, query: query, caller: caller, requestID: requestID)
         case .uploadPart:
@@ -86,7 +88,9 @@ extension S3Service {
         case .copyObject:
             return try copyObject(head, bucket: bucket, key: key, caller: caller, requestID: requestID)
         case .putObject:
-            return try receiveObject(head, bucket: bucket, key: key, authorized: authorized, caller: caller, requestID: requestID)
+            return try preCreate(head, bucket: bucket, key: key, requestID: requestID) { [self] head in
+                try receiveObject(head, bucket: bucket, key: key, authorized: authorized, caller: caller, requestID: requestID)
+            }
         case .getObjectAttributes:
             return .respond(try objectAttributes(head, bucket: bucket, key: key, requestID: requestID))
         case .getObject:

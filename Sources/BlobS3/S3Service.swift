@@ -20,6 +20,8 @@ public final class S3Service: HTTPHandler {
     public let committers: BlockingPool
     /// One line per request (route `s3`, key `BUCKET/KEY`); nil for none.
     let accessLog: AccessLog?
+    /// tusd's blocking hooks (`--hook-url`), when configured.
+    let hooks: BlockingHooks?
     /// Presigned URLs already verified, so a repeated one skips SigV4's work.
     let verifiedURLs = VerifiedURLs()
     /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
@@ -29,7 +31,9 @@ public final class S3Service: HTTPHandler {
 
     /// Serves `store` with the S3 keys of `access`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
-                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, cors: CORSSettings = CORSSettings()) {
+                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, hooks: BlockingHooks? = nil,
+                cors: CORSSettings = CORSSettings()) {
+        self.hooks = hooks
         self.store = store
         self.cors = CORSPolicy(cors, directory: access.directory)
         self.accessLog = accessLog

@@ -68,6 +68,22 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         }
     }
 
+    /// True when the bytes so far reach the upload's length: `finish` will commit its blob.
+    public var reachesLength: Bool {
+        lock.withLock { _ in record.length.map { writer.size == $0 } ?? false }
+    }
+
+    /// Checks this request's Upload-Checksum over every byte written (a pre-finish hook is asked
+    /// only about verified bytes); `finish` checks it again.
+    public func verify() throws(StoreError) {
+        try lock.withLock { _ throws(StoreError) in
+            guard let checksum, !ended else { return }
+            try writer.flush()
+            _ = writer.sha256SoFar
+            guard checksum.matches() else { throw .checksumMismatch }
+        }
+    }
+
     /// Runs `action` too when a newer request preempts this one (it shuts the connection down).
     public func whenPreempted(_ action: @escaping @Sendable () -> Void) {
         lock.withLock { _ in onPreempt = action }

@@ -25,10 +25,17 @@ public final class BlobdHandlers: Sendable {
         public var trustedProxies: [NetworkRange]
         /// `--cors-origin` and `--cors-allow-credentials`.
         public var cors: CORSSettings
+        /// tusd's blocking hooks (`--hook-url`); nil for none.
+        public var hooks: HookSettings?
+        /// Whether /ui/ serves the web page (`--no-ui` turns it off).
+        public var webUI: Bool
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
-                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], cors: CORSSettings = CORSSettings()) {
+                    accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], webUI: Bool = true,
+                    hooks: HookSettings? = nil, cors: CORSSettings = CORSSettings()) {
             self.cors = cors
+            self.hooks = hooks
+            self.webUI = webUI
             self.version = version
             self.node = node
             self.uploadLifetime = uploadLifetime
@@ -46,6 +53,7 @@ public final class BlobdHandlers: Sendable {
     private let logger: Logger
     private let accessLog: AccessLog?
     private let cors: CORSSettings
+    private let hooks: BlockingHooks?
 
     public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
         self.store = store
@@ -54,13 +62,16 @@ public final class BlobdHandlers: Sendable {
         cors = settings.cors
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
+        hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
-                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL, cors: settings.cors)
+                         logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
+                         webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks,
+                         cors: settings.cors)
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
     /// (it starts its own commit threads).
     public func makeS3() -> S3Service {
-        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, cors: cors)
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks, cors: cors)
     }
 }

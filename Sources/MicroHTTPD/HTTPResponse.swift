@@ -82,6 +82,17 @@ public enum HTTPRequestAction {
     /// suspended until the answer is sent. For work that waits on something else, such as an
     /// index lookup shared with other requests.
     case later(@Sendable (any HTTPResponder) -> Void)
+    /// Decide later, from any thread, before any body byte is read: the connection is
+    /// suspended after its head until `start`'s decider is told what to do (a blocking hook
+    /// answering, say). A refusal then goes out without the body being read.
+    case decide(@Sendable (any HTTPDecider) -> Void)
+}
+
+/// Takes the decision about a request that a `.decide` action put off. Call `decide` exactly
+/// once, from any thread.
+public protocol HTTPDecider: AnyObject, Sendable {
+    /// What to do with the request, as `HTTPHandler.handle` would have said.
+    func decide(_ action: sending HTTPRequestAction)
 }
 
 /// What the server reports when a request is done.

@@ -162,8 +162,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// from being suspended from now on.
     private func answerWaitingRequests() {
         let server = context.takeUnretainedValue()
-        for responder in server.close() {
-            responder.send(server.handler.shutdownResponse())
+        for waiting in server.close() {
+            waiting.answerShutdown(server.handler.shutdownResponse())
         }
     }
 

@@ -15,7 +15,7 @@ final class ServerContext: Sendable {
     let suspensions = Mutex(Suspensions())
 
     struct Suspensions {
-        var waiting: [ObjectIdentifier: ConnectionResponder] = [:]
+        var waiting: [ObjectIdentifier: any SuspendedConnection] = [:]
         /// Set once by `HTTPServer.shutdown`: from then on no connection is suspended.
         var closing = false
     }
@@ -26,7 +26,7 @@ final class ServerContext: Sendable {
     }
 
     /// Registers a connection about to be suspended; false once the server is closing.
-    func suspending(_ responder: ConnectionResponder) -> Bool {
+    func suspending(_ responder: any SuspendedConnection) -> Bool {
         suspensions.withLock { state in
             guard !state.closing else { return false }
             state.waiting[ObjectIdentifier(responder)] = responder
@@ -35,12 +35,12 @@ final class ServerContext: Sendable {
     }
 
     /// The connection of `responder` is resumed.
-    func resumed(_ responder: ConnectionResponder) {
+    func resumed(_ responder: any SuspendedConnection) {
         _ = suspensions.withLock { $0.waiting.removeValue(forKey: ObjectIdentifier(responder)) }
     }
 
     /// Stops suspending connections and returns those suspended now.
-    func close() -> [ConnectionResponder] {
+    func close() -> [any SuspendedConnection] {
         suspensions.withLock { state in
             state.closing = true
             return Array(state.waiting.values)
@@ -71,6 +71,8 @@ final class RequestState {
     var pending: HTTPResponse?
     /// Set once the body is complete; holds the consumer's response.
     var responder: ConnectionResponder?
+    /// Set while a `.decide` action's decision is awaited, before the body.
+    var decider: ConnectionDecider?
     var bodyFinished = false
     var status: Int?
     var bytesReceived: UInt64 = 0
@@ -108,6 +110,10 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
 
     if state.head == nil {
         return start(state, on: connection, server: server, method: method, version: version)
+    }
+    if let decider = state.decider {
+        // Called again after a resume, before any body byte: the decision has arrived.
+        return take(decider, state, on: connection, server: server)
     }
 
     let size = uploadDataSize.pointee
@@ -159,7 +165,13 @@ private func start(_ state: RequestState, on connection: OpaquePointer, server: 
     let head = readHead(connection, state: state, method: method, version: version)
     state.head = head
     state.chunked = head["Transfer-Encoding"] != nil
-    let action = server.handler.handle(head)
+    return apply(server.handler.handle(head), state, on: connection, server: server)
+}
+
+/// Does what the handler said about a request whose head has arrived and whose body is unread.
+private func apply(_ action: HTTPRequestAction, _ state: RequestState, on connection: OpaquePointer,
+                   server: ServerContext) -> MHD_Result {
+    guard let head = state.head else { return .NO }
     switch action {
     case .respond(let response):
         state.watched?.enter(.other)
@@ -184,7 +196,21 @@ private func start(_ state: RequestState, on connection: OpaquePointer, server: 
         state.watched?.enter(head.hasBody ? .body : .other)
         state.finish = start
         return .YES
+    case .decide(let start):
+        state.watched?.enter(.other)
+        let decider = ConnectionDecider(connection: connection, server: server)
+        state.decider = decider
+        start(decider)
+        return take(decider, state, on: connection, server: server)
     }
+}
+
+/// Applies a decision that has arrived, or leaves the connection suspended until it does.
+private func take(_ decider: ConnectionDecider, _ state: RequestState, on connection: OpaquePointer,
+                  server: ServerContext) -> MHD_Result {
+    guard let action = decider.takeOrSuspend() else { return .YES }
+    state.decider = nil
+    return apply(action, state, on: connection, server: server)
 }
 
 /// The completion callback: fires once per request, also when the client went away. The one

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPCore
 import Foundation
 
 /// Why a `blobd key` command failed, and its exit status: 1 when blobd refused the request,

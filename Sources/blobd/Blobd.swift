@@ -48,6 +48,7 @@ struct Serve: ParsableCommand {
     @Option(help: "File of 'TOKEN GRANT[,GRANT...]', 's3 ACCESS_KEY_ID SECRET GRANT[,...]' and 'anonymous GRANT[,...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
     @Option(help: "JSON file of buckets, keys and anonymous grants applied at every start, before listening; closes open access (BLOBD_BOOTSTRAP).") var bootstrap: String?
     @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
+    @Flag(name: .customLong("no-ui"), help: "Serve no web page at /ui/ (BLOBD_NO_UI).") var noUi = false
     @Option(help: "Worker threads (BLOBD_THREADS; default the number of cores).") var threads: String?
     @Option(help: "How long an idle resumable upload is kept: seconds, or 30m, 24h, 7d (BLOBD_UPLOAD_EXPIRY; default 24h).") var uploadExpiry: String?
     @Option(help: "Refuse writes that would leave less free space than this: bytes, or 1G (BLOBD_MIN_FREE_BYTES).") var minFreeBytes: String?
@@ -68,6 +69,9 @@ struct Serve: ParsableCommand {
     @Option(help: "This node's name in a cluster (BLOBD_NODE_ID; default the host name).") var nodeId: String?
     @Option(help: "In a cluster, seconds before files of replaced or deleted versions are unlinked (BLOBD_RECLAIM_GRACE; default 900).") var reclaimGrace: String?
     @Option(help: "PostgreSQL connections per node (BLOBD_DB_CONNECTIONS; default 16).") var dbConnections: String?
+    @Option(help: "http:// URL of a blocking hook that takes tusd's hook requests (BLOBD_HOOK_URL; default none).") var hookUrl: String?
+    @Option(help: "The hooks sent to --hook-url: pre-create, pre-finish, comma-separated (BLOBD_HOOK_EVENTS; default both).") var hookEvents: String?
+    @Option(help: "How long a hook may take before the request gets 503: seconds, or 500ms (BLOBD_HOOK_TIMEOUT; default 5s).") var hookTimeout: String?
 
     func run() throws {
         let configuration: Configuration

@@ -98,7 +98,8 @@ enum BlobdServer {
             version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
             accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
-            trustedProxies: configuration.trustedProxies, cors: configuration.cors), logger: logger)
+            trustedProxies: configuration.trustedProxies, webUI: !configuration.noUI, hooks: configuration.hooks,
+            cors: configuration.cors), logger: logger)
         let metrics = handlers.metrics
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,

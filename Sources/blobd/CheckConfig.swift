@@ -75,6 +75,7 @@ struct CheckConfig: ParsableCommand {
             "node-id: \(c.nodeID)",
             "tokens-file: \(tokens)",
             "public-read: \(c.publicRead)",
+            "ui: \(c.noUI ? "off" : "/ui/")",
             "max-blob-size: \(c.maxBlobSize.map { "\($0) bytes" } ?? "no limit")",
             "min-free-bytes: \(c.minFreeBytes) bytes",
             "upload-expiry: \(c.uploadExpiry) s",

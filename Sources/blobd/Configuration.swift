@@ -15,6 +15,8 @@ struct Configuration: Sendable {
     /// `--bootstrap`: buckets, keys and anonymous grants applied at every start.
     var bootstrapFile: String?
     var publicRead = false
+    /// `--no-ui`: no web page at /ui/.
+    var noUI = false
     var threads = ProcessInfo.processInfo.activeProcessorCount
     var uploadExpiry = 24 * 3600
     var minFreeBytes: UInt64 = 0
@@ -44,6 +46,8 @@ struct Configuration: Sendable {
     var progressInterval = 5.0
     /// The tests' own settings (BLOBD_TEST_*); nil in production.
     var testing: TestSettings?
+    /// `--hook-url` and its events and timeout; nil for no blocking hooks.
+    var hooks: HookSettings?
 
     /// The process's environment. Every subcommand's settings come through here: this is the
     /// one place blobd reads its environment.
@@ -156,6 +160,7 @@ extension Serve {
         if let v = value(tokensFile, "tokens-file") { c.tokensFile = v }
         if let v = value(bootstrap, "bootstrap") { c.bootstrapFile = v }
         c.publicRead = try publicRead || Configuration.parseBool(environment["BLOBD_PUBLIC_READ"] ?? "", "public-read")
+        c.noUI = try noUi || Configuration.parseBool(environment["BLOBD_NO_UI"] ?? "", "no-ui")
         if let v = value(uploadExpiry, "upload-expiry") { c.uploadExpiry = try SettingParsers.wholeSeconds(v, "upload-expiry", min: 1) }
         if let v = value(minFreeBytes, "min-free-bytes") { c.minFreeBytes = try SettingParsers.size(v, "min-free-bytes") }
         if let v = value(maxOpenUploads, "max-open-uploads") { c.maxOpenUploads = try Configuration.parseNumber(v, "max-open-uploads") }
@@ -175,6 +180,7 @@ extension Serve {
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
         try resolveCORS(&c, environment: environment)
+        c.hooks = try resolveHooks(value)
         return c
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPCore
 import Foundation
 
 /// `blobd key ...`: keys made, listed, changed and revoked at run time through a running

@@ -53,6 +53,13 @@ import Testing
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/uploads/".utf8)) }
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/blobsx".utf8)) }
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/".utf8)) }
+        let setting = try BlobService.route(Array("/v1/admin/buckets/photos/public".utf8))
+        #expect(setting.route.label == "/v1/admin/buckets/{bucket}/public")
+        #expect(Array(setting.parameter) == Array("photos".utf8))
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/admin/buckets/a/b/public".utf8)) }
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/admin/buckets//public".utf8)) }
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/admin/buckets/public".utf8)) }
+        #expect(try BlobService.route(Array("/ui/".utf8)).route.label == "/ui/{file}")
     }
 
     /// The route table, as the Allow header and the grant check see it: one row per route.
@@ -67,11 +74,14 @@ import Testing
             "/v1/uploads/{id} HEAD:write(upload's key),PATCH:write(upload's key),DELETE:write(upload's key),OPTIONS:-",
             "/v1/admin/keys GET:admin:*,POST:admin:*",
             "/v1/admin/keys/{id} GET:admin:*,PUT:admin:*,DELETE:admin:*",
-            "/v1/admin/buckets/{bucket}/{setting} GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
             "/v1/shares GET:-,POST:-",
             "/v1/shares/{id} DELETE:-",
             "/s/{id} GET:-,HEAD:-,PUT:-,POST:-,PATCH:-,DELETE:-,OPTIONS:-",
+            "/v1/admin/buckets/{bucket}/public GET:admin(bucket),PUT:admin(bucket)",
+            "/v1/admin/buckets/{bucket}/cors GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
             "/v1/whoami GET:-",
+            "/ui GET:-,HEAD:-",
+            "/ui/{file} GET:-,HEAD:-",
             "/healthz GET:-,HEAD:-",
             "/readyz GET:-,HEAD:-",
             "/metrics GET:-,HEAD:-",

@@ -14,16 +14,7 @@ struct InProcessTransport: Sendable {
 
     func send(_ request: TestRequest) throws -> TestResponse {
         let head = HTTPRequestHead(method: request.method, target: Array(request.target.utf8), headers: request.headers)
-        var response: HTTPResponse
-        switch handler.handle(head) {
-        case .respond(let answer):
-            response = answer
-        case .receive(let consumer):
-            feed(request.body, to: consumer)
-            response = try wait { consumer.finish($0) }
-        case .later(let start):
-            response = try wait(start)
-        }
+        var response = try answer(handler.handle(head), body: request.body)
         handler.finishing(&response, for: head)
         let bodyBytes = try read(response.body, sent: request.method != "HEAD")
         handler.requestCompleted(HTTPRequestSummary(
@@ -34,6 +25,26 @@ struct InProcessTransport: Sendable {
             headers.append((name: "Content-Length", value: String(response.body.length)))
         }
         return TestResponse(status: response.status, headers: headers, body: bodyBytes)
+    }
+
+    /// The response to what the handler decided, the body fed to a consumer if it asks for it.
+    private func answer(_ action: HTTPRequestAction, body: [UInt8]) throws -> HTTPResponse {
+        switch action {
+        case .respond(let answer):
+            return answer
+        case .receive(let consumer):
+            feed(body, to: consumer)
+            return try wait { consumer.finish($0) }
+        case .later(let start):
+            return try wait(start)
+        case .decide(let start):
+            let decider = RecordingDecider()
+            start(decider)
+            guard let decided = decider.wait(timeout: Self.timeout) else {
+                throw TransportError("no decision within \(Self.timeout) s")
+            }
+            return try answer(decided, body: body)
+        }
     }
 
     private func feed(_ body: [UInt8], to consumer: any HTTPBodyConsumer) {

@@ -45,3 +45,25 @@ final class RecordingResponder: HTTPResponder {
         }
     }
 }
+
+/// The in-process decider of a `.decide` action: records the one decision, from any thread,
+/// and lets the test's thread wait for it with a timeout.
+final class RecordingDecider: HTTPDecider, @unchecked Sendable {
+    private let action = Mutex<HTTPRequestAction?>(nil)
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func decide(_ new: sending HTTPRequestAction) {
+        let first = action.withLock { action in
+            if case .some = action { return false }
+            action = new
+            return true
+        }
+        if first { arrived.signal() }
+    }
+
+    /// The decision once taken, or nil when none arrives within `timeout` seconds.
+    func wait(timeout: Double) -> HTTPRequestAction? {
+        guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+        return action.withLock { $0 }
+    }
+}

@@ -32,8 +32,11 @@ public struct ServerSettings: Sendable {
     public var maxBlobSize: UInt64?
     /// Whether the S3 dialect listens too (`--s3-listen`).
     public var s3: Bool
+    /// Whether /ui/ serves the web page (false: `--no-ui`).
+    public var webUI: Bool
 
-    public init(tokens: String? = nil, maxBlobSize: UInt64? = nil, s3: Bool = false) {
+    public init(tokens: String? = nil, maxBlobSize: UInt64? = nil, s3: Bool = false, webUI: Bool = true) {
+        self.webUI = webUI
         self.tokens = tokens
         self.maxBlobSize = maxBlobSize
         self.s3 = s3
@@ -66,6 +69,7 @@ public final class TestServer: Sendable {
             var arguments = tokensFile.map { ["--tokens-file", $0] } ?? []
             if let size = settings.maxBlobSize { arguments += ["--max-blob-size", String(size)] }
             if settings.s3 { arguments += ["--s3-listen", "127.0.0.1:0"] }
+            if !settings.webUI { arguments.append("--no-ui") }
             let process = try BlobdProcess(arguments, dataDir: directory.path + "/data")
             self.process = process
             v1 = TestClient(.live(LiveTransport(port: process.port)), host: "127.0.0.1:\(process.port)")
@@ -76,7 +80,8 @@ public final class TestServer: Sendable {
             let store = try BlobStore(directory: directory.path + "/data", catalog: .sqlite,
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
-            let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test"), logger: logger)
+            let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test", webUI: settings.webUI),
+                                         logger: logger)
             process = nil
             v1 = TestClient(.inProcess(InProcessTransport(handler: handlers.v1)), host: "127.0.0.1:8080")
             s3 = TestClient(.inProcess(InProcessTransport(handler: settings.s3 ? handlers.makeS3() : handlers.v1)),

@@ -4,7 +4,7 @@ import Glibc
 import SystemCalls
 
 /// What went wrong talking to a server over HTTP, before it answered with a status.
-enum HTTPClientError: Error, CustomStringConvertible {
+public enum HTTPClientError: Error, CustomStringConvertible {
     case badURL(String, reason: String)
     case https(String)
     case resolve(host: String, reason: String)
@@ -18,14 +18,14 @@ enum HTTPClientError: Error, CustomStringConvertible {
     case tooLarge(limit: Int)
 
     /// A mistake in what the user gave (exit 2 as a usage error), rather than no answer.
-    var isUsage: Bool {
+    public var isUsage: Bool {
         switch self {
         case .badURL, .https: true
         default: false
         }
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .badURL(let url, let reason): "--url '\(url)': \(reason)"
         case .https(let url):
@@ -50,13 +50,13 @@ enum HTTPClientError: Error, CustomStringConvertible {
 
 /// Where requests go: `http://HOST[:PORT][/PREFIX]`. Plain HTTP only: the blobd executable
 /// links no TLS and no libcurl.
-struct ServerURL: Sendable, Equatable, CustomStringConvertible {
-    let host: String
-    let port: UInt16
+public struct ServerURL: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: UInt16
     /// "" or "/prefix", without a trailing slash; requests' paths follow it.
-    let basePath: String
+    public let basePath: String
 
-    init(parsing text: String) throws(HTTPClientError) {
+    public init(parsing text: String) throws(HTTPClientError) {
         let lower = text.lowercased()
         if lower.hasPrefix("https://") { throw .https(text) }
         guard lower.hasPrefix("http://") else { throw .badURL(text, reason: "it must start with http://") }
@@ -105,37 +105,43 @@ struct ServerURL: Sendable, Equatable, CustomStringConvertible {
         return port == 80 ? name : "\(name):\(port)"
     }
 
-    var description: String { "http://\(authority)\(basePath)" }
+    public var description: String { "http://\(authority)\(basePath)" }
 }
 
 /// One answer: its status, header fields (names lowercased) and body.
-struct HTTPClientResponse {
-    let status: Int
-    let headers: [(name: String, value: String)]
-    let body: [UInt8]
+public struct HTTPClientResponse: Sendable {
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value
     }
 }
 
 /// A small HTTP/1.1 client over one TCP connection per request (`Connection: close`), for
-/// `blobd key`: a connect timeout, and a second for the whole answer.
-struct HTTPClient {
-    let url: ServerURL
-    /// Seconds to connect, and again for the answer.
-    let timeout: Double
+/// `blobd key` and the blocking hooks: one deadline for connecting, sending and the whole answer.
+public struct HTTPClient: Sendable {
+    public let url: ServerURL
+    /// Seconds for the whole exchange, from connecting to the answer's last byte.
+    public let timeout: Double
     /// The largest body read.
-    var limit = 64 << 20
+    public var limit = 64 << 20
 
-    func send(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) throws(HTTPClientError) -> HTTPClientResponse {
+    public init(url: ServerURL, timeout: Double, limit: Int = 64 << 20) {
+        self.url = url
+        self.timeout = timeout
+        self.limit = limit
+    }
+
+    public func send(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) throws(HTTPClientError) -> HTTPClientResponse {
         var head = "\(method) \(url.basePath)\(path) HTTP/1.1\r\nHost: \(url.authority)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body { head += "Content-Length: \(body.count)\r\n" }
         let request = Array((head + "\r\n").utf8) + (body ?? [])
-        let socket = try Self.connect(url, deadline: Self.deadline(after: timeout), timeout: timeout)
+        let deadline = Self.deadline(after: timeout)
+        let socket = try Self.connect(url, deadline: deadline, timeout: timeout)
         return try socket.closeAfter { socket throws(HTTPClientError) in
-            let deadline = Self.deadline(after: timeout)
             try Self.sendAll(request, on: socket, deadline: deadline, timeout: timeout)
             var reader = ResponseReader(socket: socket, deadline: deadline, timeout: timeout)
             return try reader.response(isHead: method == "HEAD", limit: limit)

@@ -1,0 +1,97 @@
+// The page: log in, the caller's grants, the status line, and the views by location hash:
+// #/ buckets, #/b/PREFIX/ a folder, #/o/KEY a blob, #/shares, #/admin/keys, #/admin/buckets/B.
+import { APIError, setToken, token, whoami } from "./api.js";
+import { h } from "./dom.js";
+import { isAdminEverywhere, setGrants } from "./grants.js";
+import { refreshIfUnder, showBuckets, showFolder } from "./browse.js";
+import { pageLinkIDs, revokePageLinks, showObject } from "./details.js";
+import { showShares } from "./shares.js";
+import { showBucketSettings, showKeys } from "./admin.js";
+import { clearFinished, whenFinished } from "./uploads.js";
+
+const view = document.getElementById("view");
+const decode = (path) => path.split("/").map(decodeURIComponent).join("/");
+
+async function status() {
+  const line = document.getElementById("status");
+  const parts = [];
+  try {
+    const about = await (await fetch("/ui/about.json", { cache: "no-store" })).json();
+    parts.push("blobd " + about.version, "node " + (about.node ?? "single"));
+  } catch { parts.push("blobd"); }
+  try {
+    const ready = await fetch("/readyz", { cache: "no-store" });
+    parts.push(ready.ok ? "ready" : "not ready (" + ready.status + ")");
+  } catch { parts.push("unreachable"); }
+  line.textContent = parts.join(" · ");
+  line.dataset.ready = String(parts.includes("ready"));
+}
+
+function showLogin(message = "") {
+  document.getElementById("login-view").hidden = false;
+  for (const id of ["nav", "who", "grants"]) document.getElementById(id).hidden = true;
+  view.replaceChildren();
+  document.getElementById("login-error").textContent = message;
+  document.getElementById("token").focus();
+}
+
+async function login() {
+  if (!token()) { showLogin(); return false; }
+  try {
+    const me = await whoami();
+    setGrants(me.grants);
+    document.getElementById("principal").textContent = me.principal;
+    document.getElementById("grants").replaceChildren(...me.grants.map((g) => h("li", {}, h("code", {}, g))));
+    document.getElementById("login-view").hidden = true;
+    document.getElementById("nav").hidden = false;
+    document.getElementById("who").hidden = false;
+    document.getElementById("nav-keys").hidden = !isAdminEverywhere();
+    document.getElementById("nav-buckets").hidden = !me.grants.some((g) => g.startsWith("admin"));
+    return true;
+  } catch (error) {
+    setToken(null);
+    showLogin(error instanceof APIError && error.status === 401 ? "That token is not valid." : error.message);
+    return false;
+  }
+}
+
+async function route() {
+  if (!token()) { showLogin(); return; }
+  const hash = location.hash || "#/";
+  document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
+  // Each view draws into a pane of its own: one still loading when the user moves on draws
+  // into a pane that is no longer shown.
+  const pane = h("div");
+  view.replaceChildren(pane);
+  if (hash.startsWith("#/b/")) return showFolder(pane, decode(hash.slice(4)));
+  if (hash.startsWith("#/o/")) return showObject(pane, decode(hash.slice(4)));
+  if (hash === "#/shares") return showShares(pane, pageLinkIDs());
+  if (hash === "#/admin/keys") return showKeys(pane);
+  if (hash.startsWith("#/admin/buckets")) return showBucketSettings(pane, decodeURIComponent(hash.slice("#/admin/buckets/".length)));
+  return showBuckets(pane);
+}
+
+document.getElementById("login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  setToken(document.getElementById("token").value.trim());
+  document.getElementById("token").value = "";
+  if (await login()) route();
+});
+document.getElementById("logout").addEventListener("click", async () => {
+  await revokePageLinks();
+  setToken(null);
+  location.hash = "#/";
+  showLogin();
+});
+document.getElementById("grants-toggle").addEventListener("click", (e) => {
+  const list = document.getElementById("grants");
+  list.hidden = !list.hidden;
+  e.target.setAttribute("aria-expanded", String(!list.hidden));
+});
+document.getElementById("uploads-clear").addEventListener("click", clearFinished);
+window.addEventListener("hashchange", route);
+whenFinished((key) => refreshIfUnder(key));
+
+status();
+setInterval(status, 30000);
+login().then((ok) => { if (ok) route(); });
