@@ -138,6 +138,16 @@ final class PostObjectBody: HTTPBodyConsumer {
             return respond(service.failure(S3Error(Self.s3Error(error)), head: head, requestID: requestID))
         }
         let upload = verified.upload
+        // tusd's pre-finish hook, as before a PutObject's commit (on this commit-pool thread).
+        do {
+            if let rejection = try service.preFinishComplete(head, bucket: bucket, key: upload.key) {
+                upload.stream.abandon()
+                return respond(rejection)
+            }
+        } catch {
+            upload.stream.abandon()
+            return respond(service.failure(S3Error(error), head: head, requestID: requestID))
+        }
         upload.stream.commit(as: upload.blobKey, attributes: upload.attributes, md5: verified.md5, checksum: verified.checksum,
                              if: upload.condition) { [service, head, bucket, requestID] result in
             switch result {

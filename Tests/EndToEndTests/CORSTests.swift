@@ -204,3 +204,34 @@ import Testing
             """)
     }
 }
+
+/// A bucket's CORS rules set on one node of a PostgreSQL cluster answer on the other within
+/// about a second (the access version every node polls), and so does their removal.
+@Suite(.serialized, .enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
+struct ClusterCORSTests {
+    @Test func rulesReachTheOtherNodeWithinTwoSeconds() throws {
+        let dir = TempDir()
+        let file = dir.file("bootstrap.json", Array(CORSTests.bootstrap.utf8))
+        let cluster = try ClusterTests.Cluster(extra: ["--bootstrap", file, "--cors-origin", "http://app.test"])
+        try ClusterTests.python("""
+            import time
+            admin = {"Authorization": "Bearer admin-token-0123", "Content-Type": "application/json"}
+            rules = {"rules": [{"allowed_origins": ["https://site.test"], "allowed_methods": ["GET"]}]}
+            def preflight(conn, origin):
+                return request(conn, "OPTIONS", "/v1/blobs/plain/k", None, {"Origin": origin, "Access-Control-Request-Method": "GET"})[0]
+            check(preflight(B, "https://site.test") == 403 and preflight(B, "http://app.test") == 200, "before: the flags")
+            check(request(A, "PUT", "/v1/admin/buckets/plain/cors", json.dumps(rules), admin)[0] == 200, "set on A")
+            check(preflight(A, "https://site.test") == 200, "at once on A")
+            start = time.monotonic()
+            while preflight(B, "https://site.test") != 200:
+                check(time.monotonic() - start < 2, "B follows within 2 s")
+                time.sleep(0.05)
+            check(preflight(B, "http://app.test") == 403, "the bucket's rules replace the flags on B")
+            check(request(B, "DELETE", "/v1/admin/buckets/plain/cors", None, admin)[0] == 204, "delete on B")
+            start = time.monotonic()
+            while preflight(A, "http://app.test") != 200:
+                check(time.monotonic() - start < 2, "A follows the removal within 2 s")
+                time.sleep(0.05)
+            """, cluster)
+    }
+}

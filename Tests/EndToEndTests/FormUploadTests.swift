@@ -78,4 +78,25 @@ import Testing
     @Test func presignedPostForms() throws {
         try CORSTests.python(["--cors-origin", "http://app.test"], Self.script)
     }
+
+    /// tusd's pre-finish hook sees a form upload as it sees a PutObject (`key` is BUCKET/KEY),
+    /// and its rejection stores nothing; pre-create is not asked (the key is known only once the
+    /// form's fields are in).
+    @Test func preFinishHookSeesFormUploads() throws {
+        let dir = TempDir()
+        let log = dir.path + "/hooks.jsonl"
+        let (hook, blobd, s3Port) = try HookTests.start(hookLog: log, dir: dir)
+        defer { kill(hook.processIdentifier, SIGKILL) }
+        try HookTests.python("""
+            import requests
+            s3.create_bucket(Bucket="forms")
+            r = requests.post(ENDPOINT + "/forms", data={"key": "late-reject.txt"}, files={"file": ("a.txt", b"late")})
+            check(r.status_code == 422 and r.text == "too late", "rejected at pre-finish: %d %r" % (r.status_code, r.text))
+            check(code(lambda: s3.head_object(Bucket="forms", Key="late-reject.txt")) == 404, "nothing stored")
+            r = requests.post(ENDPOINT + "/forms", data={"key": "fine.txt"}, files={"file": ("a.txt", b"fine")})
+            check(r.status_code == 204 and s3.get_object(Bucket="forms", Key="fine.txt")["Body"].read() == b"fine", "stored")
+            check([h["Type"] for h in hooks()] == ["pre-finish", "pre-finish"], "hooks: %r" % [h["Type"] for h in hooks()])
+            check(hooks()[1]["Event"]["Upload"]["MetaData"]["key"] == "forms/fine.txt", "the hook's key: %r" % hooks()[1])
+            """, blobd, s3Port: s3Port, log: log)
+    }
 }
