@@ -5,7 +5,8 @@ import Testing
 /// A real browser (Debian's headless Chromium through Selenium) on a page of another origin:
 /// blobd allows `http://127.0.0.1:*`, so the page served from 127.0.0.1 uploads by fetch PUT,
 /// by a small tus client, by a presigned S3 PUT and by a presigned POST form, reads ETag and
-/// Upload-Offset, and downloads a range; the same page served as `localhost` is blocked.
+/// Upload-Offset, and downloads a range; a plain HTML form (a file picker, no script) posts to
+/// S3 and is redirected back; the same page served as `localhost` is blocked.
 @Suite struct BrowserCORSTests {
     static let script = """
         import hashlib, threading, http.server, functools, tempfile, time
@@ -78,7 +79,29 @@ import Testing
             check(r.get("status") == 204 and r["etag"], "form upload: %r" % r)
             r = driver.execute_async_script(FORM, p["url"], p["fields"], "x" * 101)
             check(r.get("status") == 400, "form over its range: %r" % r)
-            for key, body in (("web.txt", b"hello from a page"), ("tus.txt", b"resumable upload through tus from a page"),
+            # A plain HTML form (no script sends it): the browser posts the file, S3 redirects back to the page.
+            done = "http://127.0.0.1:%d/page.html" % page_port
+            p2 = admin.generate_presigned_post("plain", "plain-form/${filename}", Fields={"success_action_redirect": done},
+                                               Conditions=[["starts-with", "$key", "plain-form/"], {"success_action_redirect": done}])
+            driver.execute_script('''
+                const [url, fields] = arguments;
+                const form = document.createElement("form");
+                Object.assign(form, {action: url, method: "post", enctype: "multipart/form-data", id: "upload"});
+                for (const [k, v] of Object.entries(fields)) {
+                  const input = Object.assign(document.createElement("input"), {type: "hidden", name: k, value: v});
+                  form.append(input);
+                }
+                form.append(Object.assign(document.createElement("input"), {type: "file", name: "file", id: "file"}));
+                document.body.append(form);''', p2["url"], p2["fields"])
+            upload_path = page_dir + "/chosen.txt"
+            open(upload_path, "wb").write(b"chosen in a file picker")
+            driver.find_element("id", "file").send_keys(upload_path)
+            driver.find_element("id", "upload").submit()
+            deadline = time.monotonic() + 20
+            while "etag=" not in driver.current_url and time.monotonic() < deadline:
+                time.sleep(0.05)
+            check(driver.current_url.startswith(done + "?bucket=plain&key=plain-form/chosen.txt&etag=%22"), "redirected: " + driver.current_url)
+            for key, body in (("plain-form/chosen.txt", b"chosen in a file picker"), ("web.txt", b"hello from a page"), ("tus.txt", b"resumable upload through tus from a page"),
                               ("presigned.txt", b"presigned"), ("forms/from-browser.txt", b"form body")):
                 check(admin.get_object(Bucket="plain", Key=key)["Body"].read() == body, "stored " + key)
             # The same page from an origin blobd does not allow: the browser refuses the answers.
