@@ -125,6 +125,8 @@ public struct Problem: Equatable, Sendable {
             headers = [("Connection", "close")]
         case .noRoute:
             self.init(error.failureClass, "not-found", "Not found", "There is no resource at this path.")
+        case .settingNotFound(let detail):
+            self.init(error.failureClass, "setting-not-found", "Setting not found", detail)
         case .methodNotAllowed(let allowed):
             self.init(error.failureClass, "method-not-allowed", "Method not allowed",
                       "This resource supports \(allowed.joined(separator: ", ")).")

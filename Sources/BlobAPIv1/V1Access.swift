@@ -10,6 +10,10 @@ extension BlobService {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
         case .everywhere(let action): return .everywhere(action)
+        case .bucketSetting(let action):
+            // A path without a valid bucket needs the action everywhere; the handler answers 404.
+            guard let (bucket, _) = try? Self.bucketSettingPath(raw) else { return .everywhere(action) }
+            return .wholeBucket(action, bucket)
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

@@ -33,6 +33,8 @@ struct V1Route: Sendable {
         case upload(Grant.Action)
         /// The action on `*` (`admin:*` manages keys).
         case everywhere(Grant.Action)
+        /// The action on every key of the bucket the path names first (`BUCKET/SETTING`).
+        case bucketSetting(Grant.Action)
 
         public var description: String {
             switch self {
@@ -43,6 +45,7 @@ struct V1Route: Sendable {
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
             case .everywhere(let action): action.rawValue + ":*"
+            case .bucketSetting(let action): action.rawValue + "(bucket)"
             }
         }
     }
@@ -143,6 +146,11 @@ extension BlobService {
             },
             .init("DELETE", .everywhere(.admin)) { service, _, raw, _ in .respond(try service.revokeKey(try BlobService.keyID(raw))) },
         ]),
+        // A bucket's settings, each its own JSON (`V1BucketSettings`); needs admin on the bucket.
+        V1Route(.parameter(prefix: "/v1/admin/buckets/", minimum: 1), "/v1/admin/buckets/{bucket}/{setting}",
+                ["GET", "PUT", "DELETE"].map { name in
+                    V1Route.Method(name, .bucketSetting(.admin)) { service, head, raw, _ in try service.bucketSetting(head, raw) }
+                }),
         V1Route(.exact("/v1/shares"), "/v1/shares", [
             // The handlers authenticate: a link is its maker's, whatever every caller may do.
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.listShares(head)) },

@@ -217,6 +217,8 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.invalidRequest, detail)
         case .badRequest(let detail):
             self.init(.invalidArgument, detail)
+        case .settingNotFound(let detail):
+            self.init(.invalidRequest, detail)
         case .noRoute, .methodNotAllowed:
             self.init(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .unauthorized(let reason, let detail):

@@ -13,6 +13,8 @@ enum S3Operation: String, Sendable, CaseIterable {
          getBucketVersioning, getBucketACL, deleteObjects
     // A bucket's canned ACL and policy (anonymous and authenticated grants).
     case putBucketACL, putBucketPolicy, getBucketPolicy, deleteBucketPolicy, getBucketPolicyStatus
+    // A bucket's lifecycle rules.
+    case putBucketLifecycle, getBucketLifecycle, deleteBucketLifecycle
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -33,7 +35,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
+        "tagging", "cors", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",
     ]
 
@@ -52,6 +54,15 @@ enum S3Operation: String, Sendable, CaseIterable {
             switch (method, target) {
             case ("GET", .bucket): return .getBucketConfiguration
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
+            case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
+            default: return .unsupportedSubresource
+            }
+        }
+        if has("lifecycle") {
+            switch (method, target) {
+            case ("GET", .bucket): return .getBucketLifecycle
+            case ("PUT", .bucket): return .putBucketLifecycle
+            case ("DELETE", .bucket): return .deleteBucketLifecycle
             case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
             }
@@ -135,7 +146,9 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch operation {
         case .unsupportedSubresource, .unsupportedDeleteObjects:
             let plain = classify(method: method, target: target,
-                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) },
+                                 parameters: parameters.filter {
+                                     !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "lifecycle"
+                                 },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
         default:
@@ -165,7 +178,9 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: return .wholeBucket(.admin, bucket)
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketLifecycle, .getBucketLifecycle,
+             .deleteBucketLifecycle:
+            return .wholeBucket(.admin, bucket)
         case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write

@@ -29,8 +29,12 @@ final class ObjectSink: S3BodySink {
     private let requestID: String
     private let condition: WriteCondition
 
+    /// The object's `x-amz-expiration` (`S3Service.expirationHeaders`).
+    private let expiration: @Sendable (BlobRecord) -> [(name: String, value: String)]
+
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: WriteCondition) {
+         condition: WriteCondition, expiration: @escaping @Sendable (BlobRecord) -> [(name: String, value: String)]) {
+        self.expiration = expiration
         self.stream = stream
         self.key = key
         self.attributes = attributes
@@ -43,9 +47,10 @@ final class ObjectSink: S3BodySink {
     func digests() throws(StoreError) -> BodyHasher.Digests { try stream.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
-        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID, expiration] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
+                             + expiration(stored.record)
                              + S3Service.checksumHeaders(stored.record, orSHA256: false))
             }.mapError { $0 })
         }

@@ -51,6 +51,8 @@ public final class BlobdHandlers: Sendable {
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL)
+        // The store decides expiry with the buckets' lifecycle rules as the key directory reads them.
+        access.directory.onLifecycle { [store] rules in store.setLifecycle(rules) }
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one

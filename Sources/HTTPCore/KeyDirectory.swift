@@ -21,11 +21,15 @@ public final class KeyDirectory: Sendable {
         var anonymous: Grants = .none
         var authenticated: Grants = .none
         var keys: [KeyRecord] = []
+        /// Every bucket's lifecycle rules.
+        var lifecycle = LifecycleRules()
     }
 
     private let index: Mutex<(any AccessIndex)?> = Mutex(nil)
     private let snapshot = Mutex(Snapshot())
     private let stopped = Mutex(false)
+    /// Told the lifecycle rules after every reload (the store, which decides expiry with them).
+    private let lifecycleSink = Mutex<(@Sendable (LifecycleRules) -> Void)?>(nil)
     private let logger = Logger(label: "blobd.keys")
 
     public init() {}
@@ -67,13 +71,34 @@ public final class KeyDirectory: Sendable {
         }
         // The effective grants of every caller, computed here once for every node and dialect:
         // the catalog's anonymous grants and those of the buckets' ACLs and policies.
-        let settings = SettingGrants(try index.bucketAccess())
+        let accessSettings = try index.bucketAccess()
+        let settings = SettingGrants(accessSettings)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
         }
         fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
         fresh.authenticated = Grants(settings.authenticated)
-        snapshot.withLock { current in if fresh.version >= current.version { current = fresh } }
+        let lifecycle = LifecycleSettings.rules(of: accessSettings)
+        for unreadable in lifecycle.unreadable {
+            logger.warning("A lifecycle setting of the index no longer reads; it expires nothing", metadata: ["setting": "\(unreadable)"])
+        }
+        fresh.lifecycle = lifecycle.rules
+        let sink = lifecycleSink.withLock { $0 }
+        snapshot.withLock { current in
+            guard fresh.version >= current.version else { return }
+            current = fresh
+            // Under the snapshot's lock, so that the store gets the rules in the order they were read.
+            sink?(fresh.lifecycle)
+        }
+    }
+
+    /// Every bucket's lifecycle rules, as last read.
+    public var lifecycle: LifecycleRules { snapshot.withLock { $0.lifecycle } }
+
+    /// Hands the lifecycle rules to `sink` now and after every reload.
+    public func onLifecycle(_ sink: @escaping @Sendable (LifecycleRules) -> Void) {
+        lifecycleSink.withLock { $0 = sink }
+        sink(lifecycle)
     }
 
     /// The catalog, when attached.

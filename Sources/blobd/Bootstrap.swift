@@ -20,7 +20,15 @@ enum Bootstrap {
     typealias SettingParser = @Sendable (_ json: Any, _ bucket: String) throws -> String
 
     /// The settings a bucket entry may carry, by member name, each read as its admin API reads it.
-    static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [:]
+    static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [
+        "lifecycle": (.lifecycle, { json, _ in
+            do throws(LifecycleSettings.Invalid) {
+                return LifecycleSettings.json(try LifecycleSettings.rules(fromJSON: json)).serialized()
+            } catch {
+                throw Invalid(description: error.description)
+            }
+        }),
+    ]
 
     /// Reads and checks the file; nothing is applied yet.
     static func load(_ path: String, now: Int64 = Int64(time(nil))) throws(Invalid) -> BootstrapPlan {
