@@ -1,0 +1,85 @@
+import Foundation
+import LiveBlobd
+import Testing
+
+/// Blobs that expire: `?ttl=` and tus `ttl` (Blob-Expires-At), 404 from the deadline on, the file
+/// reclaimed by the sweep; unfinished uploads idle past `--upload-expiry` removed.
+@Suite struct ExpiryTests {
+    /// The blob files of a data directory.
+    static func blobFiles(_ blobd: BlobdProcess) -> [String] {
+        files(under: blobd.dataDir + "/blobs")
+    }
+
+    /// `PUT ?ttl=2s`: Blob-Expires-At two seconds on, on PUT, GET and HEAD; from then on 404
+    /// everywhere (GET, HEAD, listings, DELETE), and the sweep reclaims its file. Bad values are 400.
+    @Test func ttlExpiresAndIsReclaimed() throws {
+        let blobd = try BlobdProcess()
+        let dir = TempDir()
+        let body = dir.file("b", Array("short-lived".utf8))
+        let before = Int64(Date().timeIntervalSince1970)
+        let put = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/short?ttl=2s"])
+        #expect(put.status == 201)
+        let expires = try #require(put.header("Blob-Expires-At").flatMap(parseHTTPDate)).timeIntervalSince1970
+        #expect(Int64(expires) >= before + 2 && Int64(expires) <= Int64(Date().timeIntervalSince1970) + 2)
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/kept"]).header("Blob-Expires-At") == nil)
+        let get = try curl([blobd.baseURL + "/v1/blobs/t/short"])
+        #expect(get.status == 200 && get.text == "short-lived" && get.header("Blob-Expires-At") == put.header("Blob-Expires-At"))
+        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/t/short"]).header("Blob-Expires-At") == put.header("Blob-Expires-At"))
+        #expect(Self.blobFiles(blobd).count == 2)
+        for bad in ["0", "abc", "1.5s", "-3", "2w", "99999999999999d", "36501d", "", "5s&ttl=6s"] {
+            let answer = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/bad?ttl=" + bad])
+            #expect(answer.status == 400, "ttl=\(bad)")
+        }
+        #expect(try curl([blobd.baseURL + "/v1/blobs/t/bad"]).status == 404)
+        while Date().timeIntervalSince1970 < expires { usleep(50_000) }
+        #expect(try curl([blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
+        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
+        #expect((try curl([blobd.baseURL + "/v1/blobs?prefix=t/"]).json["blobs"] as? [[String: Any]])?.map { $0["key"] as? String } == ["t/kept"])
+        #expect(eventually(within: 10) { Self.blobFiles(blobd).count == 1 }, "the expired blob's file is reclaimed")
+        #expect(try curl(["-X", "DELETE", blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
+        #expect(try curl([blobd.baseURL + "/v1/blobs/t/kept"]).status == 200)
+        #expect(eventually(within: 5) { blobd.stderr.contains("Expired blobs removed blobs.count=1") })
+    }
+
+    /// tus metadata `ttl`: the finished blob answers Blob-Expires-At and expires; an unreadable
+    /// ttl refuses the creation.
+    @Test func tusTimeToLive() throws {
+        let blobd = try BlobdProcess()
+        let tus = Tus(blobd: blobd)
+        #expect(try tus.create(length: 5, metadata: ["key": "u/bad", "ttl": "soon"]).status == 400)
+        let created = try tus.create(length: 5, metadata: ["key": "u/tus", "ttl": "2s"])
+        #expect(created.status == 201)
+        let location = try #require(created.header("Location")).replacingOccurrences(of: blobd.baseURL, with: "")
+        #expect(try tus.patch(location, offset: 0, Array("hello".utf8)).status == 204)
+        let head = try curl(["-I", blobd.baseURL + "/v1/blobs/u/tus"])
+        #expect(head.status == 200)
+        let expires = try #require(head.header("Blob-Expires-At").flatMap(parseHTTPDate))
+        #expect(abs(expires.timeIntervalSinceNow - 2) <= 1.5)
+        #expect(eventually(within: 6) { (try? curl([blobd.baseURL + "/v1/blobs/u/tus"]).status) == 404 })
+        #expect(eventually(within: 10) { Self.blobFiles(blobd).isEmpty })
+    }
+
+    /// A multipart upload and a tus upload idle past `--upload-expiry` are removed with their
+    /// files (a multipart upload no longer lives a fixed day).
+    @Test func idleUploadsExpire() throws {
+        let blobd = try BlobdProcess(["--s3-listen", "127.0.0.1:0", "--upload-expiry", "2s"])
+        let s3 = "http://127.0.0.1:\(try #require(blobd.s3Port))"
+        #expect(try curl(["-X", "PUT", s3 + "/idle"]).status == 200)
+        let initiated = try curl(["-X", "POST", s3 + "/idle/big.bin?uploads"])
+        let id = try #require(initiated.text.components(separatedBy: "<UploadId>").dropFirst().first?.components(separatedBy: "<").first)
+        let dir = TempDir()
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + dir.file("p", Array("part".utf8)),
+                          s3 + "/idle/big.bin?partNumber=1&uploadId=" + id]).status == 200)
+        let tus = Tus(blobd: blobd)
+        let created = try tus.create(length: 10, metadata: ["key": "idle/tus"])
+        let location = try #require(created.header("Location")).replacingOccurrences(of: blobd.baseURL, with: "")
+        #expect(try tus.patch(location, offset: 0, Array("half".utf8)).status == 204)
+        #expect(files(under: blobd.dataDir + "/uploads").count == 2)
+        #expect(try curl([s3 + "/idle?uploads"]).text.contains(id))
+        #expect(eventually(within: 10) { files(under: blobd.dataDir + "/uploads").isEmpty }, "\(files(under: blobd.dataDir + "/uploads"))")
+        #expect(try !curl([s3 + "/idle?uploads"]).text.contains(id))
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + dir.file("q", Array("late".utf8)),
+                          s3 + "/idle/big.bin?partNumber=2&uploadId=" + id]).status == 404)
+        #expect(try tus.head(location).status == 404)
+    }
+}
