@@ -144,10 +144,9 @@ import Testing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketLifecycle:
             .bucket("b")
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketLifecycle, .getBucketLifecycle,
-             .deleteBucketLifecycle:
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketLifecycle, .deleteBucketLifecycle:
             .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)

@@ -59,6 +59,24 @@ import Testing
         #expect(eventually(within: 10) { Self.blobFiles(blobd).isEmpty })
     }
 
+    /// A bootstrap file's lifecycle rules are in force from the start, as the admin API shows them.
+    @Test func bootstrapLifecycle() throws {
+        let dir = TempDir()
+        let file = dir.file("bootstrap.json", Array(#"""
+            {"buckets": [{"name": "boot", "lifecycle": {"rules": [{"id": "tmp", "status": "Enabled", "prefix": "tmp/",
+             "expiration_date": "2030-01-01"}]}}],
+             "keys": [{"name": "ops", "grants": ["admin:boot", "write:boot"], "token": "ops-token-1"},
+                      {"name": "writer", "grants": ["write:boot"], "token": "writer-token-1"}]}
+            """#.utf8))
+        let blobd = try BlobdProcess(["--bootstrap", file])
+        let ops = ["-H", "Authorization: Bearer ops-token-1"]
+        #expect(try curl(ops + [blobd.baseURL + "/v1/admin/buckets/boot/lifecycle"]).text
+                == #"{"rules":[{"id":"tmp","status":"Enabled","prefix":"tmp/","expiration_date":"2030-01-01T00:00:00Z"}]}"#)
+        #expect(try curl(["-H", "Authorization: Bearer writer-token-1", blobd.baseURL + "/v1/admin/buckets/boot/lifecycle"]).status == 403)
+        #expect(try curl(ops + ["-X", "PUT", "--data-binary", "x", blobd.baseURL + "/v1/blobs/boot/tmp/a"]).header("x-amz-expiration")
+                == #"expiry-date="Tue, 01 Jan 2030 00:00:00 GMT", rule-id="tmp""#)
+    }
+
     /// A multipart upload and a tus upload idle past `--upload-expiry` are removed with their
     /// files (a multipart upload no longer lives a fixed day).
     @Test func idleUploadsExpire() throws {
