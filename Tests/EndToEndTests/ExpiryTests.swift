@@ -101,3 +101,35 @@ import Testing
         #expect(try tus.head(location).status == 404)
     }
 }
+
+/// The sweep on two cluster nodes sharing one PostgreSQL index: both sweep every 2 s, one at a
+/// time; every expired blob is deleted once, on one node or the other, with no error on either.
+@Suite(.serialized, .enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
+struct ClusterExpiryTests {
+    @Test func twoNodesSweepEachBlobOnce() throws {
+        // (--upload-expiry 4s: the garbage reclaim runs with the upload sweeper, every 2 s then.)
+        let cluster = try ClusterTests.Cluster(extra: ["--reclaim-grace", "1", "--upload-expiry", "4s"])
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let dir = TempDir()
+        let body = dir.file("b", Array("x".utf8))
+        for n in 0..<40 {
+            let node = n % 2 == 0 ? a : b
+            #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, node.baseURL + "/v1/blobs/c/\(n)?ttl=1s"]).status == 201)
+        }
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, a.baseURL + "/v1/blobs/c/kept"]).status == 201)
+        func removed(_ node: BlobdProcess) -> Int {
+            node.stderr.components(separatedBy: "Expired blobs removed blobs.count=").dropFirst()
+                .compactMap { Int($0.prefix { $0.isNumber }) }.reduce(0, +)
+        }
+        #expect(eventually(within: 15) { removed(a) + removed(b) == 40 }, "a: \(removed(a)), b: \(removed(b))")
+        for node in [a, b] {
+            #expect(try curl([node.baseURL + "/v1/blobs/c/7"]).status == 404)
+            #expect((try curl([node.baseURL + "/v1/blobs?prefix=c/"]).json["blobs"] as? [[String: Any]])?.count == 1)
+            #expect(!node.stderr.contains("The expiry sweep cannot read the index"), "\(node.stderr)")
+        }
+        // The files go after the grace period, by the cluster's reclaim.
+        #expect(eventually(within: 30) { files(under: cluster.dataDir + "/blobs").count == 1 })
+        usleep(2_500_000)
+        #expect(removed(a) + removed(b) == 40, "no blob deleted twice")
+    }
+}
