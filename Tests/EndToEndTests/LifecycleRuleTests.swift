@@ -158,3 +158,44 @@ import Testing
         #expect(try curl([s3 + "/cfg?lifecycle"]).text.contains("NoSuchLifecycleConfiguration"))
     }
 }
+
+/// Who may configure lifecycle rules: admin on the bucket to set or remove them (S3 and /v1);
+/// reading them, as reading a bucket policy, a grant on the bucket.
+@Suite struct LifecycleAccessTests {
+    @Test func settingRulesNeedsAdmin() throws {
+        let dir = TempDir()
+        let tokens = dir.file("tokens", Array("""
+            s3 ADMINKEY admin-secret admin:logs,read:logs,write:logs
+            s3 WRITERKEY writer-secret read:logs,write:logs,delete:logs
+            writer-token read:logs,write:logs
+            """.utf8))
+        chmod(tokens, 0o600)
+        let blobd = try BlobdProcess(["--tokens-file", tokens, "--s3-listen", "127.0.0.1:0"])
+        let port = try #require(blobd.s3Port)
+        let result = try run("/usr/bin/env", ["ENDPOINT=http://127.0.0.1:\(port)", "python3", "-c", """
+            import os, boto3, botocore
+            def client(key, secret):
+                return boto3.client("s3", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
+                                    aws_access_key_id=key, aws_secret_access_key=secret)
+            admin, writer = client("ADMINKEY", "admin-secret"), client("WRITERKEY", "writer-secret")
+            def code(call):
+                try:
+                    call()
+                except botocore.exceptions.ClientError as e:
+                    return e.response["Error"]["Code"]
+            admin.create_bucket(Bucket="logs")
+            config = {"Rules": [{"ID": "r", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 3}}]}
+            assert code(lambda: writer.put_bucket_lifecycle_configuration(Bucket="logs", LifecycleConfiguration=config)) == "AccessDenied"
+            assert code(lambda: writer.get_bucket_lifecycle_configuration(Bucket="logs")) == "NoSuchLifecycleConfiguration"
+            admin.put_bucket_lifecycle_configuration(Bucket="logs", LifecycleConfiguration=config)
+            assert writer.get_bucket_lifecycle_configuration(Bucket="logs")["Rules"][0]["ID"] == "r"
+            assert code(lambda: writer.delete_bucket_lifecycle(Bucket="logs")) == "AccessDenied"
+            admin.delete_bucket_lifecycle(Bucket="logs")
+            """], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = ["-H", "Content-Type: application/json", "--data-binary", #"{"rules":[{"status":"Enabled","expiration_days":1}]}"#]
+        #expect(try curl(["-X", "PUT", "-H", "Authorization: Bearer writer-token"] + json
+                         + [blobd.baseURL + "/v1/admin/buckets/logs/lifecycle"]).status == 403)
+        #expect(try curl(["-H", "Authorization: Bearer writer-token", blobd.baseURL + "/v1/admin/buckets/logs/lifecycle"]).status == 403)
+    }
+}
