@@ -30,6 +30,16 @@ public struct ExpiryStamp: Sendable, Equatable {
     }
 }
 
+extension BlobRecord {
+    /// The record while its stamped deadline (`expiresAt`) is ahead of `now`; nil once past it.
+    /// A write's condition is decided against this: a blob past its deadline is absent to every
+    /// reader already, so If-None-Match: * (and a create-only grant) may store over it.
+    public func unexpired(now: Int64) -> BlobRecord? {
+        guard let expiresAt, expiresAt <= now else { return self }
+        return nil
+    }
+}
+
 /// The one place each backend's expiry transaction hands its deleted records on: the events
 /// outbox (issue 23's `s3:LifecycleExpiration:Delete`) is written here, in the same transaction
 /// as the deletes, by each backend's `lifecycleExpired(_:in:)` (`SQLiteBlobIndex+Expiry`,

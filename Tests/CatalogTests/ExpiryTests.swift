@@ -56,6 +56,21 @@ extension CatalogConformance {
             #expect(try index.removeExpired(now: 5_000, limit: 10) { $0.expiresAt }.removed.map(\.key) == [later.key])
         }
 
+        /// A write's condition sees a row past its stamped deadline as absent (it is, to every
+        /// reader): create-only stores over it; a row not yet due still refuses.
+        @Test(arguments: Backend.all)
+        func conditionsSeeDueRowsAsAbsent(_ backend: Backend) throws {
+            let index = try backend.open()
+            let now = Int64(Date().timeIntervalSince1970)
+            try index.put(try Self.due("c/due", now - 1))
+            try index.put(try Self.due("c/later", now + 3_600))
+            let replacing = try record("c/due")
+            guard case .replaced = try index.commit(replacing, when: .createOnly) else { throw TestFailure("not stored") }
+            #expect(try index.record(for: replacing.key) == replacing)
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("c/later"), when: .createOnly) }
+            #expect(throws: StoreError.preconditionFailed) { try index.commit(try record("c/due"), when: .createOnly) }
+        }
+
         /// The sweep's selection reads the index on the deadline (`blobs_by_expiry`), so its
         /// cost follows the rows due, not the rows stored.
         @Test(arguments: Backend.all)
