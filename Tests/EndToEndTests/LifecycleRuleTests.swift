@@ -86,10 +86,12 @@ import Testing
         }
         let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
         try #require(FileManager.default.fileExists(atPath: library), "faketime is installed (make test installs it)")
-        // Preloaded into a process started directly, libfaketime leaves a Swift program without its
-        // arguments (CommandLine.arguments is empty; started through a program that itself runs
-        // under libfaketime, such as faketime(1) or timeout(1), it has them): blobd takes its
-        // settings from BLOBD_* here, which it reads for every flag.
+        // Preloaded into a process started directly, libfaketime's constructor adds FAKETIME_SHARED
+        // to the environment (moving it off the initial stack block), after which the Swift
+        // runtime finds no arguments: CommandLine.arguments is [] and blobd would serve its
+        // defaults (port 8080, ./data). Started by a program already under libfaketime
+        // (faketime(1), timeout(1)), the variable is inherited and the arguments are there. So
+        // blobd takes its settings from BLOBD_* here, which it reads for every flag.
         let (later, s3) = try Self.start(dataDir: data.path + "/data", environment: [
             "LD_PRELOAD": library, "FAKETIME": "+2d", "BLOBD_DATA_DIR": data.path + "/data", "BLOBD_LISTEN": "127.0.0.1:0",
             "BLOBD_S3_LISTEN": "127.0.0.1:0",
