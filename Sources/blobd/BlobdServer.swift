@@ -69,18 +69,22 @@ enum BlobdServer {
     /// Applies the bootstrap plan (one transaction), then serves the catalog's keys.
     private static func openKeys(_ store: BlobStore, access: AccessPolicy, bootstrap plan: BootstrapPlan?, logger: Logger) {
         do throws(StoreError) {
+            // The buckets whose lifecycle rules the plan changes: their blobs get new deadlines.
+            var changedLifecycle: [String] = []
             if let plan {
+                let before = try store.catalog.access.bucketAccess().filter { $0.name == .lifecycle }
+                changedLifecycle = plan.settings.filter { setting in
+                    setting.name == .lifecycle && !before.contains { $0.bucket == setting.bucket && $0.value == setting.value }
+                }.map(\.bucket)
                 try store.catalog.access.applyBootstrap(plan)
                 logger.info("Bootstrap applied", metadata: ["buckets.count": .stringConvertible(plan.buckets.count),
                                                             "keys.count": .stringConvertible(plan.keys.count)])
             }
             try access.directory.attach(store.catalog.access)
-            // A bootstrap file's lifecycle rules: in force at once, and the buckets' blobs
-            // stamped with their deadlines (a plan applied again changes no stamp).
+            // A bootstrap file's lifecycle rules: in force at once, and the blobs of the buckets
+            // whose rules it changed stamped with their deadlines.
             store.setLifecycle(access.directory.lifecycle)
-            for setting in plan?.settings ?? [] where setting.name == .lifecycle {
-                store.restampExpiryInBackground(bucket: setting.bucket)
-            }
+            for bucket in changedLifecycle { store.restampExpiryInBackground(bucket: bucket) }
         } catch StoreError.keyConflict(let detail) {
             Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
             exit(2)
