@@ -64,7 +64,7 @@ extension BlobService {
     func getCORS(bucket: String) throws -> HTTPResponse {
         try requireBucket(bucket)
         guard let value = try settingsCatalog().bucketAccess(of: bucket).first(where: { $0.name == .cors })?.value else {
-            throw HTTPError.settingNotFound("cors")
+            throw HTTPError.settingNotFound("The bucket \(bucket) has no CORS rules.")
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore], body: .bytes(Array(value.utf8)))
     }

@@ -85,6 +85,11 @@ extension BlobService {
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try target.key(metadata)
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
+        // The blob's time to live, counted from when it is stored (the upload's last byte).
+        if let ttl = text("ttl"), ExpiryDuration.parse(ttl) == nil {
+            throw HTTPError.badRequest("The Upload-Metadata ttl must be a duration: whole seconds, or a number with s, m, h or d "
+                                       + "(like 30m or 7d), from 1 second to \(ExpiryDuration.maximum / 86_400) days.")
+        }
         let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
                                              contentLanguage: text("content-language"),

@@ -180,6 +180,9 @@ extension BlobService {
             .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.putCORS(head, bucket: BlobService.bucketName(raw)) },
             .init("DELETE", .bucket(.admin)) { service, _, raw, _ in .respond(try service.deleteCORS(bucket: BlobService.bucketName(raw))) },
         ]),
+        V1Route(.bucketSetting("lifecycle"), "/v1/admin/buckets/{bucket}/lifecycle", ["GET", "PUT", "DELETE"].map { name in
+            V1Route.Method(name, .bucket(.admin)) { service, head, raw, _ in try service.lifecycle(head, bucket: BlobService.bucketName(raw)) }
+        }),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),

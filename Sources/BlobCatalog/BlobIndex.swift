@@ -47,6 +47,16 @@ public protocol BlobIndex: Sendable {
     func versions(inFolder folder: String) throws(StoreError) -> Set<String>
     /// Number of blobs and their total size.
     func totals() throws(StoreError) -> (count: Int, bytes: UInt64)
+
+    /// One batch of the expiry sweep, in one transaction: up to `limit` records whose stamped
+    /// deadline (`expires_at`) is at or before `now`, found through the index on it. Each is
+    /// asked `deadline` (its deadline under the rules in force): one at or before `now` is
+    /// deleted (its version joins the garbage, and `lifecycleExpired` sees it in the same
+    /// transaction), any other is stamped with the deadline it gives. A shared index lets one
+    /// node sweep at a time (`skipped` for the others) and never deletes a row twice.
+    func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep
+    /// Stamps each row still at the stamp's version with its `expiresAt`, in one transaction.
+    func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError)
 }
 
 /// One commit of a batch (`BlobIndex.commit(_:)`): a record, the condition it is stored on, and

@@ -45,6 +45,25 @@ public final class CachedBlobIndex: BlobIndex {
         return try base.remove(key, if: condition)
     }
 
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
+        let sweep = try base.removeExpired(now: now, limit: limit, deadline: deadline)
+        // Rows stamped again (not deleted) are few and rare: start the cache over for them.
+        if sweep.examined > sweep.removed.count {
+            state.withLock { state in
+                state.records.removeAll(keepingCapacity: true)
+                state.generation &+= 1
+            }
+        } else {
+            for record in sweep.removed { forget(record.key) }
+        }
+        return sweep
+    }
+
+    public func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError) {
+        defer { for stamp in stamps { forget(stamp.key) } }
+        try base.stampExpiry(stamps)
+    }
+
     /// Drops the key's entry after a write (successful or not: the next read asks the index).
     private func forget(_ key: BlobKey) {
         state.withLock { state in

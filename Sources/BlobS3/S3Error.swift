@@ -238,8 +238,9 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.accessForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of "
                       + "Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not "
                       + "whitelisted by the resource's CORS spec.")
-        case .settingNotFound:
-            self.init(.noSuchCORSConfiguration, "The CORS configuration does not exist")
+        case .settingNotFound(let detail):
+            // Not thrown by an S3 operation (each answers its own NoSuch…Configuration).
+            self.init(.invalidRequest, detail)
         }
     }
 

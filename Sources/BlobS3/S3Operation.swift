@@ -17,6 +17,8 @@ enum S3Operation: String, Sendable, CaseIterable {
     case putBucketCORS, getBucketCORS, deleteBucketCORS
     /// POST Object: a browser form upload with a signed policy.
     case postObject
+    // A bucket's lifecycle rules.
+    case putBucketLifecycle, getBucketLifecycle, deleteBucketLifecycle
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -37,7 +39,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "lifecycle", "website", "replication", "encryption", "object-lock", "retention",
+        "tagging", "website", "replication", "encryption", "object-lock", "retention",
         "legal-hold", "notification", "logging", "torrent",
     ]
 
@@ -67,6 +69,15 @@ enum S3Operation: String, Sendable, CaseIterable {
             case "PUT": return .putBucketCORS
             case "DELETE": return .deleteBucketCORS
             default: return .methodNotAllowed
+            }
+        }
+        if has("lifecycle") {
+            switch (method, target) {
+            case ("GET", .bucket): return .getBucketLifecycle
+            case ("PUT", .bucket): return .putBucketLifecycle
+            case ("DELETE", .bucket): return .deleteBucketLifecycle
+            case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
+            default: return .unsupportedSubresource
             }
         }
         if parameters.contains(where: policySubresources.contains) {
@@ -149,7 +160,9 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch operation {
         case .unsupportedSubresource, .unsupportedDeleteObjects:
             let plain = classify(method: method, target: target,
-                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "cors" },
+                                 parameters: parameters.filter {
+                                     !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "cors" && $0 != "lifecycle"
+                                 },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
         default:
@@ -169,7 +182,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .createBucket: return .nothing
         // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
@@ -179,7 +192,8 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS:
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
+             .putBucketLifecycle, .deleteBucketLifecycle:
             return .wholeBucket(.admin, bucket)
         // The form's signature and policy are checked by the operation; the key is known only from the form.
         case .postObject: return .nothing

@@ -31,8 +31,13 @@ final class ObjectSink: S3BodySink {
     /// The pre-finish hook to ask before the commit, and what to tell it.
     private let preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)?
 
+    /// The object's `x-amz-expiration` (`S3Service.expirationHeaders`).
+    private let expiration: @Sendable (BlobRecord) -> [(name: String, value: String)]
+
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: WriteCondition, preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)? = nil) {
+         condition: WriteCondition, expiration: @escaping @Sendable (BlobRecord) -> [(name: String, value: String)],
+         preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)? = nil) {
+        self.expiration = expiration
         self.stream = stream
         self.key = key
         self.attributes = attributes
@@ -66,9 +71,10 @@ final class ObjectSink: S3BodySink {
 
     private func commit(md5: [UInt8], checksum: String?, adding headers: [(name: String, value: String)],
                         then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
-        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID, expiration] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
+                             + expiration(stored.record)
                              + S3Service.checksumHeaders(stored.record, orSHA256: false) + headers)
             }.mapError { $0 })
         }

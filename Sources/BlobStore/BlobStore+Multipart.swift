@@ -23,8 +23,9 @@ extension BlobStore {
     public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
                                 checksum: String? = nil, owner: String? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
-        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime,
-                                     checksum: checksum)
+        // Idle for `lifetime` (each part moves it on), or the bucket's AbortIncompleteMultipartUpload.
+        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now,
+                                     expires: multipartDeadline(key: key, created: now, now: now, lifetime: lifetime), checksum: checksum)
         try multipartIndex.insertMultipart(upload, owner: owner, limit: options.maxOpenUploads)
         return upload
     }
@@ -57,6 +58,9 @@ extension BlobStore {
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         let stream = PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
                                      expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
+        stream.expiry = { [self] in
+            multipartDeadline(key: upload.key, created: upload.created, now: Int64(time(nil)), lifetime: options.uploadExpiry)
+        }
         // The same part sent again stops the earlier request, whose client has likely gone (see
         // `Preemptible`): it could otherwise hold its connection and file until the timeout.
         let earlier = partsInFlight.withLock { $0.updateValue(ClaimHolder(request: stream), forKey: stream.claim)?.request }
@@ -201,6 +205,8 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
     private let lock = Mutex(())
     /// The part it holds in `BlobStore.partsInFlight`.
     let claim: String
+    /// When the upload expires, computed as a part is saved (`BlobStore.multipartDeadline`).
+    var expiry: (@Sendable () -> Int64)?
 
     init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: FileDescriptor,
          expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
@@ -260,6 +266,8 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
                 if let previous = try store.multipartIndex.savePart(part, of: upload), previous.md5 != part.md5 {
                     FileSystem.remove(store.partPath(upload, previous))
                 }
+                // A part arrived: the upload was not idle.
+                if let expiry { try store.multipartIndex.extendMultipart(upload, until: expiry()) }
             } catch {
                 FileSystem.remove(path)
                 throw error

@@ -49,6 +49,8 @@ public final class BlobStore: Sendable {
     let busyUploads = Mutex<[String: ClaimHolder]>([:])
     /// S3 parts being received, by `UPLOAD-NUMBER`.
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
+    /// The buckets' lifecycle rules in force (`setLifecycle`), which every read and commit asks.
+    let lifecycle = Mutex(LifecycleRules())
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the catalog `catalog` (which the executable chose).
@@ -193,14 +195,14 @@ public final class BlobStore: Sendable {
 
     /// The current record at `key`.
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
-        try index.record(for: key)
+        try index.record(for: key).flatMap(visible)
     }
 
     /// Opens the current version at `key` for reading.
     public func open(_ key: BlobKey) throws(StoreError) -> OpenBlob {
         // A replace or delete can unlink the file between lookup and open: look up again.
         for _ in 0..<8 {
-            guard let record = try index.record(for: key) else { throw .notFound }
+            guard let record = try index.record(for: key).flatMap(visible) else { throw .notFound }
             if let blob = try open(file: record) { return blob }
         }
         throw .io(operation: "open blob \(key)", errno: ENOENT)
@@ -210,7 +212,7 @@ public final class BlobStore: Sendable {
     /// `completion` gets the record on whichever thread read it, and must not block. Open the
     /// blob with `open(_:found:)`.
     public func lookUp(_ key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
-        index.record(for: key, then: completion)
+        index.record(for: key) { [self] result in completion(result.map { $0.flatMap(visible) }) }
     }
 
     /// Opens the blob `lookUp` found at `key` (or throws `.notFound`); if its file has been
@@ -240,12 +242,17 @@ public final class BlobStore: Sendable {
             removed = try index.remove(key, if: condition)
         }
         discard(removed.version)
+        // A blob past its deadline was gone already for every reader: its delete finds nothing.
+        guard visible(removed) != nil else { throw .notFound }
         return removed
     }
 
     /// Up to `limit` records in bytewise key order, starting with `prefix`, after `after`.
     public func list(prefix: [UInt8] = [], after: [UInt8]? = nil, limit: Int) throws(StoreError) -> [BlobRecord] {
-        try index.list(prefix: prefix, after: after, limit: limit)
+        // Blobs past their deadline are left out, and the page filled from further on.
+        try InvalidKeyRows.fill(limit: limit, after: after, rows: { (after, count) throws(StoreError) in
+            try index.list(prefix: prefix, after: after, limit: count)
+        }, key: { $0.key.bytes }, record: visible)
     }
 
     /// Puts a fsynced file in place and commits it to the index (in the same transaction as
@@ -278,9 +285,11 @@ public final class BlobStore: Sendable {
 
     /// Commits the index through the group commit (which fsyncs the file's folder first), and
     /// only then drops the `uncommitted` mark. On failure the file leaves `blobs/`.
-    private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
+    private func commit(_ unstamped: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
                         if condition: WriteCondition,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+        // The sweep finds the blob by this deadline (its own, or its bucket's rules').
+        let record = stamped(unstamped)
         // A content-addressed key holds only the bytes it names: no write can poison it in
         // advance (a PUT, a tus upload naming it, or anything else that commits).
         if let address = record.key.contentAddress, address != record.sha256 {
@@ -313,7 +322,7 @@ public final class BlobStore: Sendable {
     /// reading; the index forgets it as garbage with its next write. In a cluster the file stays
     /// for the grace period instead (`reclaimGarbage`): a download on another node may be
     /// reading it, and NFS, say, would cut it off.
-    private func discard(_ version: String) {
+    func discard(_ version: String) {
         guard case .solo(let bookkeeping) = node else { return }
         FileSystem.remove(path(ofVersion: version))
         bookkeeping.collectedGarbage(version)

@@ -197,8 +197,10 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
+        let now = Int64(time(nil))
         let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
-                              attributes: record.attributes, modified: Int64(time(nil)))
+                              attributes: record.attributes, modified: now,
+                              ttlExpires: BlobStore.tusTimeToLive(record.metadata).map { now + $0 })
         _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: condition)
         record.completedKey = key
     }

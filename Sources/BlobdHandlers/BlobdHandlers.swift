@@ -67,6 +67,8 @@ public final class BlobdHandlers: Sendable {
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
                          webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks,
                          cors: settings.cors)
+        // The store decides expiry with the buckets' lifecycle rules as the key directory reads them.
+        access.directory.onLifecycle { [store] rules in store.setLifecycle(rules) }
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one

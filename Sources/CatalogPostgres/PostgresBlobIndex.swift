@@ -75,7 +75,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let record = request.record
         var existing = current[record.key]
         let condition = request.condition
-        if let failure = condition.failure(for: existing) { return .failure(failure) }
+        let now = Int64(time(nil))
+        if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         if existing == nil {
             let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
             if inserted.affected == 1 {
@@ -85,7 +86,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             }
             // Another node created the key meanwhile: decide again against its row.
             existing = try fetchForUpdate([record.key], in: connection)[record.key]
-            if let failure = condition.failure(for: existing) { return .failure(failure) }
+            if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         }
         guard let previous = existing else { return .failure(.preconditionFailed) }
         try connection.execute(PostgresBlobRow.update, PostgresBlobRow.values(record))

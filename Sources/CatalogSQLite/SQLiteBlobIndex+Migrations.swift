@@ -112,6 +112,16 @@ extension SQLiteBlobIndex {
         migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
+        // A blob's own deadline (?ttl=, tus ttl) and the one the expiry sweep finds it by (the
+        // earlier of that and its bucket's lifecycle rules), indexed so that a sweep reads only
+        // what is due.
+        migrator.registerMigration("16-expiry") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN ttl_expires INTEGER;
+                ALTER TABLE blobs ADD COLUMN expires_at INTEGER;
+                CREATE INDEX blobs_by_expiry ON blobs (expires_at) WHERE expires_at IS NOT NULL;
+                """)
+        }
         return migrator
     }
 }

@@ -94,7 +94,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
         let record = request.record
         let current = try fetch(record.key, in: db)
-        if let failure = request.condition.failure(for: current) { return .failure(failure) }
+        if let failure = request.condition.failure(for: current?.unexpired(now: Int64(time(nil)))) { return .failure(failure) }
         if let current { try addGarbage(current.version, in: db) }
         try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
         if let upload = request.completingUpload {

@@ -11,6 +11,7 @@ enum SQLiteBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
+        "ttl_expires", "expires_at",
     ]
 
     /// Inserts `arguments(_:)`, or overwrites the key's row.
@@ -24,7 +25,7 @@ enum SQLiteBlobRow {
         return [Data(record.key.bytes), record.version, Int64(record.size), Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition, attributes.contentEncoding, attributes.expires,
                 attributes.userMetadataText, record.md5.map { Data($0) }, record.parts, record.checksum, record.partSizesText,
-                attributes.contentLanguage, record.partChecksumsText]
+                attributes.contentLanguage, record.partChecksumsText, record.ttlExpires, record.expiresAt]
     }
 
     /// The record of a `blobs` row; nil, reported to `invalid`, if its key fails validation.
@@ -42,6 +43,7 @@ enum SQLiteBlobRow {
                                                      userMetadata: BlobAttributes.userMetadata(fromText: row["user_metadata"])),
                           modified: row["modified"], md5: (row["md5"] as Data?).map { Array($0) }, parts: row["parts"],
                           partSizes: BlobRecord.partSizes(fromText: row["part_sizes"]),
-                          partChecksums: BlobRecord.partChecksums(fromText: row["part_checksums"]), checksum: row["checksum"])
+                          partChecksums: BlobRecord.partChecksums(fromText: row["part_checksums"]), checksum: row["checksum"],
+                          ttlExpires: row["ttl_expires"], expiresAt: row["expires_at"])
     }
 }

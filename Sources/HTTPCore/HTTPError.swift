@@ -31,7 +31,7 @@ public enum HTTPError: Error, Equatable, Sendable {
     case conflict(String)
     /// A CORS preflight that no rule allows.
     case corsNotAllowed
-    /// A bucket setting (CORS, ...) that is not set; the detail names it.
+    /// A bucket setting (CORS, lifecycle, ...) that is not set; the detail names it.
     case settingNotFound(String)
 }
 
@@ -44,7 +44,7 @@ extension HTTPError: ClassifiedFailure {
     public var failureClass: FailureClass {
         switch self {
         case .badRequest, .malformedMessage, .unsupportedMediaType, .digestMismatch: .badRequest
-        case .noRoute: .notFound
+        case .noRoute, .settingNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthenticated
         case .forbidden: .forbidden
@@ -54,7 +54,6 @@ extension HTTPError: ClassifiedFailure {
         case .notImplemented: .notImplemented
         case .conflict: .conflict
         case .corsNotAllowed: .forbidden
-        case .settingNotFound: .notFound
         }
     }
 }

@@ -23,6 +23,8 @@ public final class KeyDirectory: Sendable {
         var keys: [KeyRecord] = []
         /// Each bucket's CORS rules, parsed once per access version.
         var cors: [String: CORSConfiguration] = [:]
+        /// Every bucket's lifecycle rules.
+        var lifecycle = LifecycleRules()
     }
 
     private let index: Mutex<(any AccessIndex)?> = Mutex(nil)
@@ -30,6 +32,8 @@ public final class KeyDirectory: Sendable {
     private let stopped = Mutex(false)
     /// Whether some bucket has CORS rules: read on every answer, without the snapshot's lock.
     private let anyCORS = Atomic<Bool>(false)
+    /// Told the lifecycle rules after every reload (the store, which decides expiry with them).
+    private let lifecycleSink = Mutex<(@Sendable (LifecycleRules) -> Void)?>(nil)
     private let logger = Logger(label: "blobd.keys")
 
     public init() {}
@@ -79,12 +83,28 @@ public final class KeyDirectory: Sendable {
         fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
         fresh.authenticated = Grants(settings.authenticated)
         fresh.cors = corsRules(stored)
-        snapshot.withLock { current in
-            if fresh.version >= current.version {
-                current = fresh
-                anyCORS.store(!fresh.cors.isEmpty, ordering: .relaxed)
-            }
+        let lifecycle = LifecycleSettings.rules(of: stored)
+        for unreadable in lifecycle.unreadable {
+            logger.warning("A lifecycle setting of the index no longer reads; it expires nothing", metadata: ["setting": "\(unreadable)"])
         }
+        fresh.lifecycle = lifecycle.rules
+        let sink = lifecycleSink.withLock { $0 }
+        snapshot.withLock { current in
+            guard fresh.version >= current.version else { return }
+            current = fresh
+            anyCORS.store(!fresh.cors.isEmpty, ordering: .relaxed)
+            // Under the snapshot's lock, so that the store gets the rules in the order they were read.
+            sink?(fresh.lifecycle)
+        }
+    }
+
+    /// Every bucket's lifecycle rules, as last read.
+    public var lifecycle: LifecycleRules { snapshot.withLock { $0.lifecycle } }
+
+    /// Hands the lifecycle rules to `sink` now and after every reload.
+    public func onLifecycle(_ sink: @escaping @Sendable (LifecycleRules) -> Void) {
+        lifecycleSink.withLock { $0 = sink }
+        sink(lifecycle)
     }
 
     /// The CORS rules of each bucket that has some; a setting that no longer reads is left out, and logged.

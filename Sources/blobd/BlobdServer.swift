@@ -21,11 +21,13 @@ enum BlobdServer {
         openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
         let (server, s3Server, commitPools) = startServers(configuration, store: store, access: access, logger: logger)
-        // Expired resumable uploads are swept at start and then periodically.
+        // Expired resumable uploads are swept at start and then periodically; expired blobs
+        // every 2 seconds (`BlobStore.removeExpiredBlobs`).
         let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
+        let expirySweeper = startExpirySweeper(store)
         announce(configuration, server: server, s3Server: s3Server)
         serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server,
-                          commitPools: commitPools, access: access, logger: logger)
+                          commitPools: commitPools, access: access, logger: logger, keeping: expirySweeper)
     }
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
@@ -33,6 +35,7 @@ enum BlobdServer {
         var options = BlobStoreOptions(maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes)
         options.commitHooks = configuration.testing?.commitHooks  // crash and takeover tests only
         options.maxOpenUploads = configuration.maxOpenUploads
+        options.uploadExpiry = Int64(configuration.uploadExpiry)
         var catalog = CatalogOpener.sqlite
         if let url = configuration.indexURL {
             catalog = .postgres(url: url, connections: configuration.databaseConnections)
@@ -66,12 +69,22 @@ enum BlobdServer {
     /// Applies the bootstrap plan (one transaction), then serves the catalog's keys.
     private static func openKeys(_ store: BlobStore, access: AccessPolicy, bootstrap plan: BootstrapPlan?, logger: Logger) {
         do throws(StoreError) {
+            // The buckets whose lifecycle rules the plan changes: their blobs get new deadlines.
+            var changedLifecycle: [String] = []
             if let plan {
+                let before = try store.catalog.access.bucketAccess().filter { $0.name == .lifecycle }
+                changedLifecycle = plan.settings.filter { setting in
+                    setting.name == .lifecycle && !before.contains { $0.bucket == setting.bucket && $0.value == setting.value }
+                }.map(\.bucket)
                 try store.catalog.access.applyBootstrap(plan)
                 logger.info("Bootstrap applied", metadata: ["buckets.count": .stringConvertible(plan.buckets.count),
                                                             "keys.count": .stringConvertible(plan.keys.count)])
             }
             try access.directory.attach(store.catalog.access)
+            // A bootstrap file's lifecycle rules: in force at once, and the blobs of the buckets
+            // whose rules it changed stamped with their deadlines.
+            store.setLifecycle(access.directory.lifecycle)
+            for bucket in changedLifecycle { store.restampExpiryInBackground(bucket: bucket) }
         } catch StoreError.keyConflict(let detail) {
             Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
             exit(2)
@@ -141,6 +154,16 @@ enum BlobdServer {
         return sweeper
     }
 
+    /// Deletes blobs past their deadline now and every 2 seconds, in bounded batches through the
+    /// index on the deadline; in a cluster one node at a time does (the others' passes skip).
+    private static func startExpirySweeper(_ store: BlobStore) -> any DispatchSourceTimer {
+        let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "blobd.expiry"))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(2))
+        sweeper.setEventHandler { store.removeExpiredBlobs() }
+        sweeper.resume()
+        return sweeper
+    }
+
     /// Writes where blobd listens (the line that scripts and tests wait for).
     private static func announce(_ configuration: Configuration, server: HTTPServer, s3Server: HTTPServer?) {
         Announcement.write("blobd listening on http://\(address(configuration.host, server.port))")
@@ -157,7 +180,7 @@ enum BlobdServer {
     /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
     private static func serveUntilStopped(_ configuration: Configuration, store: BlobStore, sweeper: any DispatchSourceTimer,
                                           server: HTTPServer, s3Server: HTTPServer?, commitPools: [BlockingPool],
-                                          access: AccessPolicy, logger: Logger) -> Never {
+                                          access: AccessPolicy, logger: Logger, keeping expirySweeper: any DispatchSourceTimer) -> Never {
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
             switch waitForSignal() {
@@ -182,7 +205,8 @@ enum BlobdServer {
                 store.markStoppedCleanly()
                 logger.info("Stopped")
                 LogOutput.standardError.flush()
-                withExtendedLifetime((store, sweeper)) {}
+                expirySweeper.cancel()
+                withExtendedLifetime((store, sweeper, expirySweeper)) {}
                 exit(0)
             }
         }

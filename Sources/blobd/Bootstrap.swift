@@ -22,6 +22,13 @@ enum Bootstrap {
     /// The settings a bucket entry may carry, by member name, each read as its admin API reads it.
     static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [
         "cors": (.cors, { json, _ in try CORSConfiguration(json: json).json.serialized() }),
+        "lifecycle": (.lifecycle, { json, _ in
+            do throws(LifecycleSettings.Invalid) {
+                return LifecycleSettings.json(try LifecycleSettings.rules(fromJSON: json)).serialized()
+            } catch {
+                throw Invalid(description: error.description)
+            }
+        }),
     ]
 
     /// Reads and checks the file; nothing is applied yet.

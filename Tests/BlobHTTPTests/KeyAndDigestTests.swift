@@ -74,6 +74,7 @@ import Testing
             "/v1/uploads/{id} HEAD:write(upload's key),PATCH:write(upload's key),DELETE:write(upload's key),OPTIONS:-",
             "/v1/admin/keys GET:admin:*,POST:admin:*",
             "/v1/admin/keys/{id} GET:admin:*,PUT:admin:*,DELETE:admin:*",
+            "/v1/admin/buckets/{bucket}/{setting} GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
             "/v1/shares GET:-,POST:-",
             "/v1/shares/{id} DELETE:-",
             "/s/{id} GET:-,HEAD:-,PUT:-,POST:-,PATCH:-,DELETE:-,OPTIONS:-",

@@ -57,7 +57,12 @@ import Testing
         Row("POST", "/b", ["policy"], .methodNotAllowed),
         Row("PUT", "/b", ["policyStatus"], .methodNotAllowed),
         Row("GET", "/b", ["policy", "tagging"], .getBucketConfiguration),
-        Row("PUT", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("PUT", "/b", ["lifecycle"], .putBucketLifecycle),
+        Row("GET", "/b", ["lifecycle"], .getBucketLifecycle),
+        Row("DELETE", "/b", ["lifecycle"], .deleteBucketLifecycle),
+        Row("POST", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("GET", "/b", ["lifecycle", "tagging"], .getBucketConfiguration),
+        Row("PUT", "/b/k", ["lifecycle"], .unsupportedSubresource),
         Row("HEAD", "/b", .headBucket),
         Row("DELETE", "/b", .deleteBucket),
         Row("DELETE", "/b", ["cors"], .deleteBucketCORS),
@@ -144,9 +149,10 @@ import Testing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
             .bucket("b")
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS:
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
+             .putBucketLifecycle, .deleteBucketLifecycle:
             .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)

@@ -58,6 +58,8 @@ import Testing
         (#"{"buckets": [{"name": "bkt", "cors": {"rules": []}}]}"#, "needs at least one rule"),
         (#"{"buckets": [{"name": "bkt", "cors": {"rules": [{"allowed_origins": ["*"], "allowed_methods": ["GET"], "max_age_seconds": true}]}}]}"#,
          "'max_age_seconds' is a whole number"),
+        (#"{"buckets": [{"name": "fine", "lifecycle": {"rules": [{"status": "Enabled", "expiration_days": 0}]}}]}"#,
+         "bucket 'fine': lifecycle: 'expiration_days' must be a positive integer"),
     ])
     func aBadFileExits2AndAppliesNothing(_ text: String, _ message: String) throws {
         let dir = TempDir()

@@ -1,0 +1,50 @@
+import BlobCore
+
+/// What one batch of the expiry sweep did (`BlobIndex.removeExpired`).
+public struct ExpirySweep: Sendable, Equatable {
+    /// The records deleted, as they were.
+    public var removed: [BlobRecord]
+    /// Rows read through the deadline index (deleted or stamped again): fewer than the limit
+    /// means nothing more is due now.
+    public var examined: Int
+    /// Another node holds the sweep: this one did nothing.
+    public var skipped: Bool
+
+    public init(removed: [BlobRecord] = [], examined: Int = 0, skipped: Bool = false) {
+        self.removed = removed
+        self.examined = examined
+        self.skipped = skipped
+    }
+}
+
+/// A deadline to stamp on the row of `key` if it still holds `version`.
+public struct ExpiryStamp: Sendable, Equatable {
+    public var key: BlobKey
+    public var version: String
+    public var expiresAt: Int64?
+
+    public init(key: BlobKey, version: String, expiresAt: Int64?) {
+        self.key = key
+        self.version = version
+        self.expiresAt = expiresAt
+    }
+}
+
+extension BlobRecord {
+    /// The record while its stamped deadline (`expiresAt`) is ahead of `now`; nil once past it.
+    /// A write's condition is decided against this: a blob past its deadline is absent to every
+    /// reader already, so If-None-Match: * (and a create-only grant) may store over it.
+    public func unexpired(now: Int64) -> BlobRecord? {
+        guard let expiresAt, expiresAt <= now else { return self }
+        return nil
+    }
+}
+
+/// The one place each backend's expiry transaction hands its deleted records on: the events
+/// outbox (issue 23's `s3:LifecycleExpiration:Delete`) is written here, in the same transaction
+/// as the deletes, by each backend's `lifecycleExpired(_:in:)` (`SQLiteBlobIndex+Expiry`,
+/// `PostgresBlobIndex+Expiry`).
+public enum LifecycleExpirationEvent {
+    /// The eventName of such an event.
+    public static let name = "s3:LifecycleExpiration:Delete"
+}
