@@ -30,6 +30,8 @@ public struct Problem: Equatable, Sendable {
             self.init(error)
         } else if let error = error as? HTTPError {
             self.init(error)
+        } else if let error = error as? SettingNotFound {
+            self.init(.notFound, "setting-not-found", "Setting not found", "The bucket has no \(error.name) setting.")
         } else if let error = error as? DigestField.Failure {
             self.init(error.failureClass, "invalid-digest", "Invalid digest field",
                       error == .wrongLength ? "A sha-256 digest must be 32 bytes."

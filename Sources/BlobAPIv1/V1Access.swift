@@ -10,6 +10,7 @@ extension BlobService {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
         case .everywhere(let action): return .everywhere(action)
+        case .wholeBucket(let action): return .wholeBucket(action, String(decoding: raw, as: UTF8.self))
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

@@ -11,6 +11,8 @@ struct V1Route: Sendable {
     enum Pattern: Sendable {
         case exact(String)
         case parameter(prefix: String, minimum: Int)
+        /// `/v1/admin/buckets/{bucket}/NAME`: a setting of a bucket, the bucket the parameter.
+        case bucketSetting(String)
     }
 
     /// Runs a method of the route, given its raw path parameter (empty for an exact path) and
@@ -33,6 +35,8 @@ struct V1Route: Sendable {
         case upload(Grant.Action)
         /// The action on `*` (`admin:*` manages keys).
         case everywhere(Grant.Action)
+        /// The action on every key of the bucket the path names (its settings need `admin`).
+        case wholeBucket(Grant.Action)
 
         public var description: String {
             switch self {
@@ -43,6 +47,7 @@ struct V1Route: Sendable {
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
             case .everywhere(let action): action.rawValue + ":*"
+            case .wholeBucket(let action): action.rawValue + "(bucket)"
             }
         }
     }
@@ -75,6 +80,7 @@ struct V1Route: Sendable {
         switch pattern {
         case .exact(let path): bytes = Array(path.utf8)
         case .parameter(let prefix, _): bytes = Array(prefix.utf8)
+        case .bucketSetting(let name): bytes = Array(("/" + name).utf8)
         }
         self.label = label
         self.isTus = isTus
@@ -93,6 +99,13 @@ struct V1Route: Sendable {
         case .parameter(_, let minimum):
             guard path.count >= bytes.count + minimum, path[..<bytes.count].elementsEqual(bytes) else { return nil }
             return path[bytes.count...]
+        case .bucketSetting:
+            let prefix = "/v1/admin/buckets/".utf8
+            guard path.count > prefix.count + bytes.count, path.starts(with: prefix), path.suffix(bytes.count).elementsEqual(bytes) else {
+                return nil
+            }
+            let bucket = path[prefix.count..<(path.count - bytes.count)]
+            return bucket.contains(UInt8(ascii: "/")) ? nil : bucket
         }
     }
 }
@@ -157,6 +170,14 @@ extension BlobService {
         V1Route(.parameter(prefix: "/s/", minimum: 1), "/s/{id}", ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"].map { name in
             V1Route.Method(name, .nothing) { service, head, raw, _ in try service.shareRequest(head, raw) }
         }),
+        V1Route(.bucketSetting("notifications"), "/v1/admin/buckets/{bucket}/notifications", [
+            .init("GET", .wholeBucket(.admin)) { service, _, raw, _ in .respond(try service.getNotifications(bucket: raw)) },
+            .init("PUT", .wholeBucket(.admin)) { service, head, raw, _ in try service.putNotifications(head, bucket: raw) },
+            .init("DELETE", .wholeBucket(.admin)) { service, _, raw, _ in .respond(try service.deleteNotifications(bucket: raw)) },
+        ]),
+        V1Route(.exact("/v1/admin/events"), "/v1/admin/events", [
+            .init("GET", .everywhere(.admin)) { service, head, _, _ in .respond(try service.listEvents(head)) },
+        ]),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),

@@ -40,9 +40,9 @@ public final class CachedBlobIndex: BlobIndex {
 
     public func batchAnswered() { base.batchAnswered() }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         defer { forget(key) }
-        return try base.remove(key, if: condition)
+        return try base.remove(key, if: condition, events: events)
     }
 
     /// Drops the key's entry after a write (successful or not: the next read asks the index).

@@ -13,6 +13,8 @@ enum S3Operation: String, Sendable, CaseIterable {
          getBucketVersioning, getBucketACL, deleteObjects
     // A bucket's canned ACL and policy (anonymous and authenticated grants).
     case putBucketACL, putBucketPolicy, getBucketPolicy, deleteBucketPolicy, getBucketPolicyStatus
+    // A bucket's event subscriptions.
+    case putBucketNotification, getBucketNotification
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -34,7 +36,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
         "tagging", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
-        "legal-hold", "notification", "logging", "torrent",
+        "legal-hold", "logging", "torrent",
     ]
 
     /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.
@@ -54,6 +56,14 @@ enum S3Operation: String, Sendable, CaseIterable {
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
             case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
+            }
+        }
+        if has("notification") {
+            guard case .bucket = target else { return .unsupportedSubresource }
+            switch method {
+            case "GET": return .getBucketNotification
+            case "PUT": return .putBucketNotification
+            default: return .methodNotAllowed
             }
         }
         if parameters.contains(where: policySubresources.contains) {
@@ -165,7 +175,8 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: return .wholeBucket(.admin, bucket)
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketNotification, .getBucketNotification:
+            return .wholeBucket(.admin, bucket)
         case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write

@@ -28,9 +28,11 @@ final class ObjectSink: S3BodySink {
     private let attributes: BlobAttributes
     private let requestID: String
     private let condition: WriteCondition
+    private let events: EventDraft?
 
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: WriteCondition) {
+         condition: WriteCondition, events: EventDraft?) {
+        self.events = events
         self.stream = stream
         self.key = key
         self.attributes = attributes
@@ -43,7 +45,7 @@ final class ObjectSink: S3BodySink {
     func digests() throws(StoreError) -> BodyHasher.Digests { try stream.digests() }
 
     func complete(md5: [UInt8], checksum: String?, then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
-        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition, events: events) { [requestID] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
                              + S3Service.checksumHeaders(stored.record, orSHA256: false))

@@ -51,7 +51,7 @@ extension S3Service {
     }
 
     /// Receives a small settings body (`tooLarge` past `limit`), checks its digest, and runs `apply` on it.
-    private func receiveSetting(_ head: HTTPRequestHead, bucket: String, limit: Int, tooLarge: S3Error, requestID: String,
+    func receiveSetting(_ head: HTTPRequestHead, bucket: String, limit: Int, tooLarge: S3Error, requestID: String,
                                 _ apply: @escaping ([UInt8]) throws -> HTTPResponse) throws -> HTTPRequestAction {
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: limit, committers: committers) { [self] body in

@@ -21,7 +21,7 @@ extension S3Service {
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
-                              condition: condition)
+                              condition: condition, events: events("ObjectCreated:Put", blobKey, head, requestID))
         return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 

@@ -63,6 +63,8 @@ enum PostgresSchema {
         ("7-access", PostgresAccessRow.schema),
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         ("8-bucket-access", PostgresBlobIndex.bucketAccessSchema),
+        // The event outbox, written in the transaction of the change each event reports.
+        ("9-events", PostgresBlobIndex.eventsSchema),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

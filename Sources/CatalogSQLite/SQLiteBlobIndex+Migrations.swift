@@ -112,6 +112,8 @@ extension SQLiteBlobIndex {
         migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
+        // The event outbox, written in the transaction of the change each event reports.
+        migrator.registerMigration("15-events") { db in try db.execute(sql: eventsSchema) }
         return migrator
     }
 }

@@ -27,6 +27,8 @@ public final class KeyDirectory: Sendable {
     private let snapshot = Mutex(Snapshot())
     private let stopped = Mutex(false)
     private let logger = Logger(label: "blobd.keys")
+    /// The buckets' event subscriptions, read with the keys on every change of the access version.
+    public let events = EventRouter()
 
     public init() {}
 
@@ -67,7 +69,11 @@ public final class KeyDirectory: Sendable {
         }
         // The effective grants of every caller, computed here once for every node and dialect:
         // the catalog's anonymous grants and those of the buckets' ACLs and policies.
-        let settings = SettingGrants(try index.bucketAccess())
+        let stored = try index.bucketAccess()
+        for bucket in events.update(stored) {
+            logger.warning("The event subscriptions of a bucket no longer read; it sends no events", metadata: ["bucket": "\(bucket)"])
+        }
+        let settings = SettingGrants(stored)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
         }

@@ -66,6 +66,9 @@ struct Serve: ParsableCommand {
     @Option(help: "This node's name in a cluster (BLOBD_NODE_ID; default the host name).") var nodeId: String?
     @Option(help: "In a cluster, seconds before files of replaced or deleted versions are unlinked (BLOBD_RECLAIM_GRACE; default 900).") var reclaimGrace: String?
     @Option(help: "PostgreSQL connections per node (BLOBD_DB_CONNECTIONS; default 16).") var dbConnections: String?
+    @Option(help: "NAME=URL: an http:// webhook that bucket subscriptions may send events to; repeatable (BLOBD_NOTIFY_WEBHOOK_<NAME>=URL).") var notifyWebhook: [String] = []
+    @Option(help: "NAME=whsec_...: sign NAME's deliveries as Standard Webhooks do; repeatable (BLOBD_NOTIFY_SECRET_<NAME>).") var notifySecret: [String] = []
+    @Option(help: "How long an undelivered event is retried before it is dropped: 90s, 24h, 7d (BLOBD_NOTIFY_RETENTION; default 7d).") var notifyRetention: String?
 
     func run() throws {
         let configuration: Configuration

@@ -42,6 +42,10 @@ struct Configuration: Sendable {
     var progressInterval = 5.0
     /// The tests' own settings (BLOBD_TEST_*); nil in production.
     var testing: TestSettings?
+    /// `--notify-webhook` targets by name.
+    var webhookTargets: [String: WebhookTarget] = [:]
+    /// `--notify-retention`: seconds an undelivered event is retried before it is dropped.
+    var notifyRetention = 7 * 86400
 
     /// The process's environment. Every subcommand's settings come through here: this is the
     /// one place blobd reads its environment.
@@ -127,6 +131,12 @@ struct TestSettings: Sendable {
     var crashAt: CommitStep?
     var commitDelay = 0.0
     var migrationDelay = 0.0
+    /// A step of an event's delivery to SIGKILL at (`EventDelivery.Step`).
+    var eventCrashAt: String?
+    /// Seconds of the first retry's wait, instead of 1.
+    var eventBackoff: Double?
+    /// Seconds of a delivery lease, instead of 30.
+    var eventLease: Double?
 
     /// Nil when no test setting is given, and always in a release build.
     init?(environment: [String: String]) {
@@ -134,7 +144,12 @@ struct TestSettings: Sendable {
         crashAt = environment["BLOBD_TEST_CRASH_AT"].flatMap(CommitStep.init)
         commitDelay = environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0
         migrationDelay = environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
-        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 { return nil }
+        eventCrashAt = environment["BLOBD_TEST_EVENT_CRASH_AT"]
+        eventBackoff = environment["BLOBD_TEST_EVENT_BACKOFF"].flatMap(Double.init)
+        eventLease = environment["BLOBD_TEST_EVENT_LEASE"].flatMap(Double.init)
+        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 && eventCrashAt == nil && eventBackoff == nil && eventLease == nil {
+            return nil
+        }
         #else
         return nil
         #endif
@@ -172,6 +187,8 @@ extension Serve {
         }
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
+        try c.resolveEvents(webhooks: notifyWebhook, secrets: notifySecret, retention: value(notifyRetention, "notify-retention"),
+                            environment: environment)
         return c
     }
 

@@ -120,7 +120,8 @@ struct HTTPClientResponse {
 }
 
 /// A small HTTP/1.1 client over one TCP connection per request (`Connection: close`), for
-/// `blobd key`: a connect timeout, and a second for the whole answer.
+/// `blobd key` and the event deliveries (`EventDelivery`): a connect timeout, and a second for
+/// the whole answer.
 struct HTTPClient {
     let url: ServerURL
     /// Seconds to connect, and again for the answer.
