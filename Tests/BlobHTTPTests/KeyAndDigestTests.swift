@@ -70,6 +70,8 @@ import Testing
             "/v1/shares GET:-,POST:-",
             "/v1/shares/{id} DELETE:-",
             "/s/{id} GET:-,HEAD:-,PUT:-,POST:-,PATCH:-,DELETE:-,OPTIONS:-",
+            "/v1/admin/buckets/{bucket}/notifications GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
+            "/v1/admin/events GET:admin:*",
             "/v1/whoami GET:-",
             "/healthz GET:-,HEAD:-",
             "/readyz GET:-,HEAD:-",

@@ -58,6 +58,10 @@ import Testing
         Row("PUT", "/b", ["policyStatus"], .methodNotAllowed),
         Row("GET", "/b", ["policy", "tagging"], .getBucketConfiguration),
         Row("PUT", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("PUT", "/b", ["notification"], .putBucketNotification),
+        Row("GET", "/b", ["notification"], .getBucketNotification),
+        Row("DELETE", "/b", ["notification"], .methodNotAllowed),
+        Row("PUT", "/b/k", ["notification"], .unsupportedSubresource),
         Row("HEAD", "/b", .headBucket),
         Row("DELETE", "/b", .deleteBucket),
         Row("DELETE", "/b", ["cors"], .unsupportedSubresource),
@@ -141,7 +145,8 @@ import Testing
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
              .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
             .bucket("b")
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: .wholeBucket(.admin, "b")
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketNotification, .getBucketNotification:
+            .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
         case .unsupportedSubresource, .methodNotAllowed:
