@@ -44,7 +44,7 @@ def bootstrap_file(path, subscribed):
     if subscribed:
         bucket["notifications"] = {"subscriptions": [{"id": "all", "target": "hook", "events": ["s3:ObjectCreated:*"]}]}
     with open(path, "w") as f:
-        json.dump({"buckets": [bucket], "anonymous": ["read", "write"]}, f)
+        json.dump({"buckets": [bucket], "anonymous": ["read", "write", "admin"]}, f)
 
 
 class Blobd:

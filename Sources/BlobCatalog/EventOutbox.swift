@@ -10,12 +10,19 @@ public protocol EventOutbox: Sendable {
     /// is gone; events leased by another node until after `now` are skipped (on PostgreSQL with
     /// `FOR UPDATE SKIP LOCKED`); this node's own leases are taken again. In id order.
     func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent]
-    /// Deletes a delivered (or dropped) event.
-    func removeEvent(_ id: Int64) throws(StoreError)
+    /// Deletes delivered (or dropped) events, in one transaction.
+    func removeEvents(_ ids: [Int64]) throws(StoreError)
     /// Releases a claimed event for another attempt at `nextAttempt`, counting the attempt.
     func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError)
     /// Up to `limit` events in id order after `after`, and how many there are in all.
     func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int)
     /// Per target: how many events are pending, and when the oldest was made.
     func eventQueueStats() throws(StoreError) -> [String: (count: Int, oldest: Int64)]
+}
+
+extension EventOutbox {
+    /// Deletes one delivered (or dropped) event.
+    public func removeEvent(_ id: Int64) throws(StoreError) {
+        try removeEvents([id])
+    }
 }

@@ -51,8 +51,9 @@ extension PostgresBlobIndex: EventOutbox {
         }
     }
 
-    public func removeEvent(_ id: Int64) throws(StoreError) {
-        try execute("DELETE FROM events WHERE id = $1", [.int(id)])
+    public func removeEvents(_ ids: [Int64]) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        try execute("DELETE FROM events WHERE id = ANY($1::bigint[])", [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
     }
 
     public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {

@@ -31,14 +31,20 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
+    /// Reads first, and writes only when there is something to claim: this process is the
+    /// file's one writer, and its one delivery loop the one claimer, so nothing moves between.
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
-        try write { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT * FROM events e WHERE e.next_attempt <= ? AND (e.lease_until IS NULL OR e.lease_until < ? OR e.claimed_by = ?)
-                AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
-                ORDER BY e.id LIMIT ?
-                """), arguments: [now, now, node, limit])
-            let events = rows.map(Self.event(from:))
+        let events = try run {
+            try pool.read { db in
+                try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT * FROM events e WHERE e.next_attempt <= ? AND (e.lease_until IS NULL OR e.lease_until < ? OR e.claimed_by = ?)
+                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
+                    ORDER BY e.id LIMIT ?
+                    """), arguments: [now, now, node, limit]).map(Self.event(from:))
+            }
+        }
+        guard !events.isEmpty else { return [] }
+        return try write { db in
             for event in events {
                 try db.cachedStatement(sql: "UPDATE events SET claimed_by = ?, lease_until = ? WHERE id = ?")
                     .execute(arguments: [node, leaseUntil, event.id])
@@ -47,8 +53,11 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
-    public func removeEvent(_ id: Int64) throws(StoreError) {
-        try write { db in try db.cachedStatement(sql: "DELETE FROM events WHERE id = ?").execute(arguments: [id]) }
+    public func removeEvents(_ ids: [Int64]) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        try write { db in
+            for id in ids { try db.cachedStatement(sql: "DELETE FROM events WHERE id = ?").execute(arguments: [id]) }
+        }
     }
 
     public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {

@@ -77,7 +77,7 @@ extension CatalogConformance {
             #expect(try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10).map(\.id) == first.map(\.id))
             // Past the lease another node takes them over.
             #expect(try index.claimEvents(node: "n2", now: now + 6000, leaseUntil: now + 9000, limit: 10).map(\.id) == first.map(\.id))
-            try index.removeEvent(first[0].id)
+            try index.removeEvents([first[0].id])
             try index.retryEvent(first[1].id, attempts: 3, nextAttempt: now + 60_000)
             let next = try index.claimEvents(node: "n1", now: now + 10_000, leaseUntil: now + 20_000, limit: 10)
             #expect(next.map { String(decoding: $0.key, as: UTF8.self) } == ["bkt/a"] && next[0].id > first[0].id)
