@@ -177,18 +177,25 @@ public final class EventRouter: Sendable {
         return unreadable
     }
 
-    /// The draft of event `name` (without `s3:`) for a change of `key`, or nil when no
-    /// subscription (to a configured target) wants it.
+    /// The draft of event `name` (without `s3:`) for a change of `key` a request asks for, or
+    /// nil when no subscription (to a configured target) wants it.
     public func draft(_ name: String, key: BlobKey, head: HTTPRequestHead, dialect: String, requestID: String? = nil) -> EventDraft? {
+        draft(name, key: key, principal: head.annotation.principal?.name ?? "anonymous", sourceIP: head.peer?.host ?? "",
+              dialect: dialect, requestID: requestID)
+    }
+
+    /// The draft of event `name` for a change blobd makes itself (a lifecycle sweep:
+    /// `LifecycleExpiration:Delete`, principal `blobd`), or nil when no subscription wants it.
+    public func draft(_ name: String, key: BlobKey, principal: String, sourceIP: String = "", dialect: String,
+                      requestID: String? = nil) -> EventDraft? {
         guard let bucket = EventDraft.bucket(of: key) else { return nil }
         let (subscriptions, settings) = (byBucket.withLock { $0[String(bucket)] }, self.settings.withLock { $0 })
         guard let subscriptions, !subscriptions.isEmpty else { return nil }
-        let objectKey = String(key.rawValue.dropFirst(bucket.utf8.count + 1))
+        let objectKey = String(key.rawValue.utf8.dropFirst(bucket.utf8.count + 1)) ?? ""
         let targets = subscriptions.filter { settings.targets.contains($0.target) && $0.wants(name, objectKey: objectKey) }
             .map { EventTarget(target: $0.target, configurationID: $0.id) }
         guard !targets.isEmpty else { return nil }
-        return EventDraft(name: name, targets: targets, principal: head.annotation.principal?.name ?? "anonymous",
-                          requestID: requestID ?? RequestID.next(), sourceIP: head.peer?.host ?? "",
-                          dialect: dialect, node: settings.node, region: settings.region)
+        return EventDraft(name: name, targets: targets, principal: principal, requestID: requestID ?? RequestID.next(),
+                          sourceIP: sourceIP, dialect: dialect, node: settings.node, region: settings.region)
     }
 }
