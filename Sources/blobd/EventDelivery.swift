@@ -42,8 +42,8 @@ final class EventDelivery: Sendable {
         self.metrics = metrics
         self.logger = logger
         crashAt = testing?.eventCrashAt.flatMap(Step.init)
-        firstBackoffMillis = Int64((testing?.eventBackoff ?? 1) * 1000)
-        leaseMillis = Int64((testing?.eventLease ?? 30) * 1000)
+        firstBackoffMillis = Self.millis(testing?.eventBackoff, default: 1)
+        leaseMillis = Self.millis(testing?.eventLease, default: 30)
         metrics.configure(targets: Array(targets.keys))
     }
 
@@ -115,6 +115,12 @@ final class EventDelivery: Sendable {
             }
         }
         return true
+    }
+
+    /// Milliseconds of a test's setting in seconds (0.01 to 3600), else of `default`.
+    private static func millis(_ seconds: Double?, default fallback: Double) -> Int64 {
+        guard let seconds, seconds.isFinite, (0.01...3600).contains(seconds) else { return Int64(fallback * 1000) }
+        return Int64(seconds * 1000)
     }
 
     /// The wait after `attempts` failed attempts: doubling from the first, at most 5 minutes.

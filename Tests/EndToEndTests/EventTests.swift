@@ -29,6 +29,9 @@ import Testing
     /// kill -9 at each step of a commit (PUT and tus) and of a delivery.
     @Test func crashAtEachStep() throws { try Self.scenario("crash-steps") }
 
+    /// Backoff, then a drop with a warning and a metric past --notify-retention.
+    @Test func retention() throws { try Self.scenario("retention") }
+
     /// Two nodes on PostgreSQL, one killed: the other delivers its events.
     @Test(.enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
     func clusterTakeover() throws {

@@ -347,3 +347,25 @@ def cluster(h):
     delivered = [line for line in metrics.splitlines() if line.startswith("blobd_event_deliveries_total")]
     h.check(delivered and int(delivered[0].rsplit(" ", 1)[1]) >= 20, "b delivered a's events: %r" % delivered)
     h.stop_all(a, b, rec)
+
+
+def retention(h):
+    """A receiver that stays away: attempts back off, then past --notify-retention the event is
+    dropped with a warning and counted; it is never sent afterwards."""
+    rec = h.Receiver()
+    b = h.Blobd(rec, extra=["--notify-retention", "3"]).start()
+    b.subscribe("ret", [{"id": "all", "target": "hook", "events": ["s3:ObjectCreated:*"]}])
+    h.check(requests.put(b.url + "/v1/blobs/ret/k", data=b"x", headers=b.headers()).status_code == 201, "PUT")
+    time.sleep(1.8)
+    queue = requests.get(b.url + "/v1/admin/events", headers=b.headers()).json()
+    h.check(queue["pending"] == 1 and queue["events"][0]["attempts"] >= 3, "attempts back off: %r" % queue)
+    deadline = time.time() + 15
+    while time.time() < deadline and requests.get(b.url + "/v1/admin/events", headers=b.headers()).json()["pending"]:
+        time.sleep(0.2)
+    metrics = requests.get(b.url + "/metrics").text
+    h.check('blobd_events_dropped_total{target="hook"} 1' in metrics, "dropped in /metrics")
+    h.check("not delivered within --notify-retention; dropped" in open(b.log).read(), "a warning is logged")
+    rec.start()
+    time.sleep(1.5)
+    h.check(rec.records() == [], "a dropped event is never sent")
+    h.stop_all(b, rec)
