@@ -28,10 +28,10 @@ final class EventDelivery: Sendable {
     private let crashAt: Step?
     private let firstBackoffMillis: Int64
     private let leaseMillis: Int64
+    /// Milliseconds to connect, and again for the answer: 10 s, or a third of a shorter lease.
+    private let sendTimeoutMillis: Int64
     static let maximumBackoffMillis: Int64 = 300_000
     static let batch = 256
-    /// Seconds to connect, and again for the answer.
-    static let timeout = 10.0
 
     init(outbox: any EventOutbox, targets: [String: WebhookTarget], node: String, retention: Int, metrics: EventMetrics,
          logger: Logger, testing: TestSettings?) {
@@ -44,6 +44,7 @@ final class EventDelivery: Sendable {
         crashAt = testing?.eventCrashAt.flatMap(Step.init)
         firstBackoffMillis = Self.millis(testing?.eventBackoff, default: 1)
         leaseMillis = Self.millis(testing?.eventLease, default: 30)
+        sendTimeoutMillis = min(10_000, leaseMillis / 3)
         metrics.configure(targets: Array(targets.keys))
     }
 
@@ -89,7 +90,14 @@ final class EventDelivery: Sendable {
                 logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
             }
         }
+        let leaseUntil = now + leaseMillis
         for event in claimed {
+            // A send may take the whole timeout: one that could outlive the lease waits for the
+            // next round, so that no other node can take the event while it is in flight.
+            if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
+                try outbox.retryEvent(event.id, attempts: event.attempts, nextAttempt: event.nextAttempt)
+                continue
+            }
             if now - event.created > retentionMillis {
                 logger.warning("An event was not delivered within --notify-retention; dropped",
                                metadata: ["event.id": "\(event.id)", "target": "\(event.target)", "event": "\(event.event)",
@@ -136,7 +144,7 @@ final class EventDelivery: Sendable {
             return false
         }
         let body = Array(event.payload.utf8)
-        let client = HTTPClient(url: target.url, timeout: Self.timeout, limit: 64 * 1024)
+        let client = HTTPClient(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
         do throws(HTTPClientError) {
             let response = try client.send("POST", target.url.basePath.isEmpty ? "/" : "", headers: Self.headers(event, body: body, secret: target.secret), body: body)
             if (200..<300).contains(response.status) { return true }
