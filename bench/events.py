@@ -133,7 +133,10 @@ def main():
         for s in servers:
             s.stop()
         harness.stop(receiver)
-        run(["rm", "-rf", work], want=60)
+        try:
+            run(["rm", "-rf", work], want=120)
+        except BenchError as error:  # a slow disk: the numbers still count
+            log(f"could not remove {work}: {error}")
     none, one = statistics.median(samples["none"]), statistics.median(samples["one"])
     lines = ["# Events: small PUTs with one subscription vs none", "",
              f"{time.strftime('%Y-%m-%d %H:%M')}, {args.rounds} rounds of {args.duration} s, medians (requests/s); "
