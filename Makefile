@@ -33,7 +33,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-s3 bench-cluster bench-logs bench-deps clean
+.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-events bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -76,13 +76,15 @@ clean:
 	rm -rf .build dist
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the grants benchmark
-# (bench-grants, ~2 minutes), the S3 benchmark (bench-s3, ~4 minutes) and the cluster benchmark
+# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~1 minute), the S3 benchmark
+# (bench-s3, ~4 minutes) and the cluster benchmark
 # (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
 bench: release bench-deps python-deps
 	bench/run
 	python3 bench/grants.py
+	python3 bench/events.py
 	python3 bench/s3bench.py
 	python3 bench/cluster.py
 
@@ -90,6 +92,10 @@ bench: release bench-deps python-deps
 # access; table in bench/results/grants.md (< 3 minutes).
 bench-grants: release bench-deps
 	python3 bench/grants.py
+
+# Only the events benchmark: small PUTs with one subscription vs none (~1 minute).
+bench-events: release bench-deps
+	python3 bench/events.py
 
 # Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
 # throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).

@@ -39,18 +39,20 @@ extension BlobService {
         // Content-MD5 asks for it: it costs more CPU than SHA-256.
         let hasher = BodyHasher(md5: expectedMD5 != nil, expectedSize: contentLength)
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
+        // A content-addressed POST names no bucket, so no subscription can want it.
+        let events = key.flatMap { access.directory.events.draft("ObjectCreated:Put", key: $0, head: head, dialect: "v1") }
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
                 commitUpload(stream, failure: failure, head: head, key: key, attributes: attributes, expectedMD5: expectedMD5,
-                             timeToLive: timeToLive, condition: condition, then: respond)
+                             timeToLive: timeToLive, condition: condition, events: events, then: respond)
             }))
     }
 
     /// The end of a PUT or POST body, on the commit pool: the fsync runs here, the index commit
     /// in a group commit, and the answer comes from the thread that committed its batch.
     private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, head: HTTPRequestHead, key: BlobKey?,
-                              attributes: BlobAttributes, expectedMD5: [UInt8]?, timeToLive: Int64?, condition: WriteCondition,
+                              attributes: BlobAttributes, expectedMD5: [UInt8]?, timeToLive: Int64?, condition: WriteCondition, events: EventDraft?,
                               then respond: @escaping (HTTPResponse) -> Void) {
         let md5: [UInt8]?
         do {
@@ -61,7 +63,7 @@ extension BlobService {
             return respond(self.failure(error))
         }
         let commit: (HookChanges) -> Void = { [self] changes in
-            stream.commit(as: key, attributes: attributes, md5: md5, timeToLive: timeToLive, if: condition) { [self] result in
+            stream.commit(as: key, attributes: attributes, md5: md5, timeToLive: timeToLive, if: condition, events: events) { [self] result in
                 switch result {
                 case .success(let stored):
                     let record = stored.record
@@ -138,7 +140,8 @@ extension BlobService {
     /// DELETE: 204, or 404 when absent (preconditions are not evaluated then, RFC 9110 §13.2.1).
     func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
         let preconditions = Preconditions(head)
-        try store.delete(key, if: preconditions.writeCondition())
+        try store.delete(key, if: preconditions.writeCondition(),
+                         events: access.directory.events.draft("ObjectRemoved:Delete", key: key, head: head, dialect: "v1"))
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 

@@ -34,8 +34,9 @@ public protocol BlobIndex: Sendable {
     /// callers' paths (SQLite checkpoints its WAL there). Does nothing by default.
     func batchAnswered()
     /// Removes the record at `key` if `condition` holds for it; returns the removed record.
-    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
-    func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord
+    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails. In the
+    /// same transaction it writes the outbox rows of `events` (if any) reporting the removal.
+    func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord
     /// Up to `limit` records in bytewise key order whose keys start with `prefix` and sort after `after`.
     func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord]
     /// True if some record has this version.
@@ -68,16 +69,25 @@ public struct CommitRequest: Sendable, Equatable {
     public let completingUpload: String?
     /// What must hold for the key's current record.
     public let condition: WriteCondition
+    /// The events reporting this commit, written to the outbox in its transaction when it
+    /// succeeds (`EventOutbox`); nil when no subscription matches.
+    public let events: EventDraft?
 
     /// A request to store `record` if `condition` holds, completing `completingUpload`.
-    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition) {
+    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil) {
         self.record = record
         self.completingUpload = completingUpload
         self.condition = condition
+        self.events = events
     }
 }
 
 extension BlobIndex {
+    /// Removes the record at `key` if `condition` holds, reporting no event.
+    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+        try remove(key, if: condition, events: nil)
+    }
+
     /// Nothing to do after a batch.
     public func batchAnswered() {}
 

@@ -40,9 +40,9 @@ public final class CachedBlobIndex: BlobIndex {
 
     public func batchAnswered() { base.batchAnswered() }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         defer { forget(key) }
-        return try base.remove(key, if: condition)
+        return try base.remove(key, if: condition, events: events)
     }
 
     public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {

@@ -7,10 +7,12 @@ public struct Catalog: Sendable {
     public let buckets: any BucketIndex
     public let multipart: any MultipartIndex
     public let access: any AccessIndex
+    public let events: any EventOutbox
     public let node: NodeBookkeeping
 
     public init(blobs: any BlobIndex, uploads: any UploadIndex, buckets: any BucketIndex, multipart: any MultipartIndex,
-                access: any AccessIndex, node: NodeBookkeeping) {
+                access: any AccessIndex, events: any EventOutbox, node: NodeBookkeeping) {
+        self.events = events
         self.blobs = blobs
         self.uploads = uploads
         self.buckets = buckets

@@ -19,6 +19,8 @@ enum S3Operation: String, Sendable, CaseIterable {
     case postObject
     // A bucket's lifecycle rules.
     case putBucketLifecycle, getBucketLifecycle, deleteBucketLifecycle
+    // A bucket's event subscriptions.
+    case putBucketNotification, getBucketNotification
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -40,7 +42,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
         "tagging", "website", "replication", "encryption", "object-lock", "retention",
-        "legal-hold", "notification", "logging", "torrent",
+        "legal-hold", "logging", "torrent",
     ]
 
     /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.
@@ -78,6 +80,14 @@ enum S3Operation: String, Sendable, CaseIterable {
             case ("DELETE", .bucket): return .deleteBucketLifecycle
             case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
+            }
+        }
+        if has("notification") {
+            guard case .bucket = target else { return .unsupportedSubresource }
+            switch method {
+            case "GET": return .getBucketNotification
+            case "PUT": return .putBucketNotification
+            default: return .methodNotAllowed
             }
         }
         if parameters.contains(where: policySubresources.contains) {
@@ -193,7 +203,7 @@ enum S3Operation: String, Sendable, CaseIterable {
              .listParts:
             return .key(.write, key)
         case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
-             .putBucketLifecycle, .deleteBucketLifecycle:
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
             return .wholeBucket(.admin, bucket)
         // The form's signature and policy are checked by the operation; the key is known only from the form.
         case .postObject: return .nothing

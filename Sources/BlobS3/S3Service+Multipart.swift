@@ -67,7 +67,8 @@ extension S3Service {
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },
                                                                  checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) },
-                                                                 if: condition)
+                                                                 if: condition,
+                                                                 events: events("ObjectCreated:CompleteMultipartUpload", blobKey, head, requestID))
                 return completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: key, requestID: requestID)

@@ -65,6 +65,10 @@ extension S3Service {
             return .respond(try getLifecycle(bucket: bucket, requestID: requestID))
         case .deleteBucketLifecycle:
             return .respond(try deleteLifecycle(bucket: bucket, requestID: requestID))
+        case .putBucketNotification:
+            return try receivePutNotification(head, bucket: bucket, requestID: requestID)
+        case .getBucketNotification:
+            return .respond(try getNotification(bucket: bucket, requestID: requestID))
         case .deleteObjects:
             return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects:
@@ -103,7 +107,7 @@ extension S3Service {
             return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
         case .deleteObject:
-            try deleteObject(try blobKey(bucket, key))
+            try deleteObject(try blobKey(bucket, key), head: head, requestID: requestID)
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))
         }
     }
@@ -162,9 +166,9 @@ extension S3Service {
     }
 
     /// DeleteObject: S3 answers 204 whether or not the key existed.
-    func deleteObject(_ key: BlobKey) throws(StoreError) {
+    func deleteObject(_ key: BlobKey, head: HTTPRequestHead, requestID: String) throws(StoreError) {
         do {
-            try store.delete(key)
+            try store.delete(key, events: events("ObjectRemoved:Delete", key, head, requestID))
         } catch {
             if error != .notFound { throw error }
         }

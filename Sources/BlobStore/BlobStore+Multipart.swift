@@ -84,7 +84,7 @@ extension BlobStore {
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
                                   reading: ((UnsafeRawBufferPointer) -> Void)? = nil,
                                   checksum: ([UploadedPart]) throws(StoreError) -> String? = { _ in nil },
-                                  if condition: WriteCondition) throws(StoreError) -> (record: BlobRecord, etag: String) {
+                                  if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> (record: BlobRecord, etag: String) {
         guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
         guard !wanted.isEmpty else { throw .invalidPart(number: 0) }
@@ -113,7 +113,7 @@ extension BlobStore {
         let partChecksums = chosen.compactMap(\.checksum)
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
                                        partSizes: chosen.map(\.size), partChecksums: partChecksums.count == chosen.count ? partChecksums : nil,
-                                       checksum: objectChecksum, if: condition).record
+                                       checksum: objectChecksum, if: condition, events: events).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag, checksum: objectChecksum)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }

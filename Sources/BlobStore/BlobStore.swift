@@ -232,14 +232,14 @@ public final class BlobStore: Sendable {
     /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record. On a
     /// full disk the space reserve is given up for it (see `SpaceReserve`).
     @discardableResult
-    public func delete(_ key: BlobKey, if condition: WriteCondition = .always) throws(StoreError) -> BlobRecord {
+    public func delete(_ key: BlobKey, if condition: WriteCondition = .always, events: EventDraft? = nil) throws(StoreError) -> BlobRecord {
         let removed: BlobRecord
         do {
-            removed = try index.remove(key, if: condition)
+            removed = try index.remove(key, if: condition, events: events)
         } catch {
             guard error == .insufficientStorage || error == .index(.full), reserve.release() else { throw error }
             logger.warning("The disk is full: the space reserve went to a delete; writes wait until there is room for it again")
-            removed = try index.remove(key, if: condition)
+            removed = try index.remove(key, if: condition, events: events)
         }
         discard(removed.version)
         // A blob past its deadline was gone already for every reader: its delete finds nothing.
@@ -262,18 +262,18 @@ public final class BlobStore: Sendable {
     /// name (`uploads/VERSION`) stays until the commit, so after a crash `recover()` knows which
     /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
-                 if condition: WriteCondition) throws(StoreError) -> StoredBlob {
+                 if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> StoredBlob {
         reached(.beforeLink)
         try FileSystem.link(file, path(of: record))
-        return try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
+        return try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, events: events, then: $0) }
     }
 
     /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
     /// entry is forgotten once the commit is durable. `completion` as in `GroupCommit.commit`.
     func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: WriteCondition,
-                       then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+                       events: EventDraft? = nil, then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         reached(.beforeLink)
-        commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
+        commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, events: events, then: completion)
     }
 
     /// What tells `recover()` that a file in `blobs/` may not be committed: a pending entry, or
@@ -286,7 +286,7 @@ public final class BlobStore: Sendable {
     /// Commits the index through the group commit (which fsyncs the file's folder first), and
     /// only then drops the `uncommitted` mark. On failure the file leaves `blobs/`.
     private func commit(_ unstamped: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
-                        if condition: WriteCondition,
+                        if condition: WriteCondition, events: EventDraft?,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         // The sweep finds the blob by this deadline (its own, or its bucket's rules').
         let record = stamped(unstamped)
@@ -299,7 +299,7 @@ public final class BlobStore: Sendable {
         }
         reached(.afterLink)
         // The group commit fsyncs the file's folder before the transaction (see `init`).
-        commits.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
+        commits.commit(record, completingUpload: completingUpload, if: condition, events: events) { [self] result in
             switch result {
             case .failure(let error):
                 FileSystem.remove(path(of: record))

@@ -97,18 +97,20 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
+        if let events = request.events { try insertEvents(events, for: request.record, in: connection) }
         guard let upload = request.completingUpload else { return }
         try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
                                [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
     }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
                 if let failure = condition.failure(for: current) { return .failure(failure) }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                 try Self.addGarbage([current.version], in: connection)
+                if let events { try Self.insertEvents(events, for: current, in: connection) }
                 return .success(current)
             }
         }
@@ -218,7 +220,7 @@ extension CatalogOpener {
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
             let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
-            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, node: .shared(index))
+            return Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, events: index, node: .shared(index))
         }
     }
 }

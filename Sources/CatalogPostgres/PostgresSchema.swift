@@ -65,6 +65,8 @@ enum PostgresSchema {
         ("7-access", PostgresAccessRow.schema),
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         ("8-bucket-access", PostgresBlobIndex.bucketAccessSchema),
+        // The event outbox, written in the transaction of the change each event reports.
+        ("9-events", PostgresBlobIndex.eventsSchema),
         // A blob's own deadline (?ttl=, tus ttl) and the one the expiry sweep finds it by (the
         // earlier of that and its bucket's lifecycle rules), indexed so that a sweep reads only
         // what is due.

@@ -35,6 +35,8 @@ public final class KeyDirectory: Sendable {
     /// Told the lifecycle rules after every reload (the store, which decides expiry with them).
     private let lifecycleSink = Mutex<(@Sendable (LifecycleRules) -> Void)?>(nil)
     private let logger = Logger(label: "blobd.keys")
+    /// The buckets' event subscriptions, read with the keys on every change of the access version.
+    public let events = EventRouter()
 
     public init() {}
 
@@ -76,6 +78,9 @@ public final class KeyDirectory: Sendable {
         // The effective grants of every caller, computed here once for every node and dialect:
         // the catalog's anonymous grants and those of the buckets' ACLs and policies.
         let stored = try index.bucketAccess()
+        for bucket in events.update(stored) {
+            logger.warning("The event subscriptions of a bucket no longer read; it sends no events", metadata: ["bucket": "\(bucket)"])
+        }
         let settings = SettingGrants(stored)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])

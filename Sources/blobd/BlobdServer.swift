@@ -16,11 +16,17 @@ enum BlobdServer {
     static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
-        let plan = configuration.bootstrapFile.map { loadBootstrap($0) }
+        let plan = configuration.bootstrapFile.map { loadBootstrap($0, targets: Set(configuration.webhookTargets.keys)) }
         let store = openStore(configuration, logger: logger)
+        access.directory.events.configure(.init(targets: Set(configuration.webhookTargets.keys), node: configuration.nodeID))
         openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
-        let (server, s3Server, commitPools) = startServers(configuration, store: store, access: access, logger: logger)
+        let (server, s3Server, commitPools, metrics) = startServers(configuration, store: store, access: access, logger: logger)
+        if !configuration.webhookTargets.isEmpty {
+            EventDelivery(outbox: store.catalog.events, targets: configuration.webhookTargets, node: configuration.nodeID,
+                          retention: configuration.notifyRetention, metrics: metrics.events, logger: logger,
+                          testing: configuration.testing).start()
+        }
         // Expired resumable uploads are swept at start and then periodically; expired blobs
         // every 2 seconds (`BlobStore.removeExpiredBlobs`).
         let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
@@ -57,9 +63,9 @@ enum BlobdServer {
     }
 
     /// The bootstrap file, checked; a bad one stops blobd (exit 2) before anything is applied.
-    private static func loadBootstrap(_ path: String) -> BootstrapPlan {
+    private static func loadBootstrap(_ path: String, targets: Set<String>) -> BootstrapPlan {
         do throws(Bootstrap.Invalid) {
-            return try Bootstrap.load(path)
+            return try Bootstrap.checkTargets(Bootstrap.load(path), targets: targets)
         } catch {
             Announcement.write("blobd: --bootstrap \(path): \(error); nothing was applied", level: .critical)
             exit(2)
@@ -106,7 +112,7 @@ enum BlobdServer {
     /// The /v1 listener and, with `--s3-listen`, the S3 one, started, and their commit pools;
     /// exits with a message when one cannot start.
     private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
-                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool]) {
+                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool], Metrics) {
         let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
             version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
@@ -135,7 +141,7 @@ enum BlobdServer {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }
             }
-            return (server, s3Server, commitPools)
+            return (server, s3Server, commitPools, metrics)
         } catch {
             fail("blobd: \(error)")
         }

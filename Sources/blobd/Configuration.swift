@@ -48,6 +48,10 @@ struct Configuration: Sendable {
     var testing: TestSettings?
     /// `--hook-url` and its events and timeout; nil for no blocking hooks.
     var hooks: HookSettings?
+    /// `--notify-webhook` targets by name.
+    var webhookTargets: [String: WebhookTarget] = [:]
+    /// `--notify-retention`: seconds an undelivered event is retried before it is dropped.
+    var notifyRetention = 7 * 86400
 
     /// The process's environment. Every subcommand's settings come through here: this is the
     /// one place blobd reads its environment.
@@ -133,6 +137,12 @@ struct TestSettings: Sendable {
     var crashAt: CommitStep?
     var commitDelay = 0.0
     var migrationDelay = 0.0
+    /// A step of an event's delivery to SIGKILL at (`EventDelivery.Step`).
+    var eventCrashAt: String?
+    /// Seconds of the first retry's wait, instead of 1.
+    var eventBackoff: Double?
+    /// Seconds of a delivery lease, instead of 30.
+    var eventLease: Double?
 
     /// Nil when no test setting is given, and always in a release build.
     init?(environment: [String: String]) {
@@ -140,7 +150,12 @@ struct TestSettings: Sendable {
         crashAt = environment["BLOBD_TEST_CRASH_AT"].flatMap(CommitStep.init)
         commitDelay = environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0
         migrationDelay = environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
-        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 { return nil }
+        eventCrashAt = environment["BLOBD_TEST_EVENT_CRASH_AT"]
+        eventBackoff = environment["BLOBD_TEST_EVENT_BACKOFF"].flatMap(Double.init)
+        eventLease = environment["BLOBD_TEST_EVENT_LEASE"].flatMap(Double.init)
+        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 && eventCrashAt == nil && eventBackoff == nil && eventLease == nil {
+            return nil
+        }
         #else
         return nil
         #endif
@@ -181,6 +196,8 @@ extension Serve {
         try resolveProcess(&c, value)
         try resolveCORS(&c, environment: environment)
         c.hooks = try resolveHooks(value)
+        try c.resolveEvents(webhooks: notifyWebhook, secrets: notifySecret, retention: value(notifyRetention, "notify-retention"),
+                            environment: environment)
         return c
     }
 

@@ -80,6 +80,8 @@ import Testing
             "/s/{id} GET:-,HEAD:-,PUT:-,POST:-,PATCH:-,DELETE:-,OPTIONS:-",
             "/v1/admin/buckets/{bucket}/public GET:admin(bucket),PUT:admin(bucket)",
             "/v1/admin/buckets/{bucket}/cors GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
+            "/v1/admin/buckets/{bucket}/notifications GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
+            "/v1/admin/events GET:admin:*",
             "/v1/whoami GET:-",
             "/ui GET:-,HEAD:-",
             "/ui/{file} GET:-,HEAD:-",

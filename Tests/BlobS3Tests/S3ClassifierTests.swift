@@ -63,6 +63,10 @@ import Testing
         Row("POST", "/b", ["lifecycle"], .unsupportedSubresource),
         Row("GET", "/b", ["lifecycle", "tagging"], .getBucketConfiguration),
         Row("PUT", "/b/k", ["lifecycle"], .unsupportedSubresource),
+        Row("PUT", "/b", ["notification"], .putBucketNotification),
+        Row("GET", "/b", ["notification"], .getBucketNotification),
+        Row("DELETE", "/b", ["notification"], .methodNotAllowed),
+        Row("PUT", "/b/k", ["notification"], .unsupportedSubresource),
         Row("HEAD", "/b", .headBucket),
         Row("DELETE", "/b", .deleteBucket),
         Row("DELETE", "/b", ["cors"], .deleteBucketCORS),
@@ -152,7 +156,7 @@ import Testing
              .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
             .bucket("b")
         case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
-             .putBucketLifecycle, .deleteBucketLifecycle:
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
             .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
