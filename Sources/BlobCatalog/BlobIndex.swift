@@ -52,10 +52,11 @@ public protocol BlobIndex: Sendable {
     /// One batch of the expiry sweep, in one transaction: up to `limit` records whose stamped
     /// deadline (`expires_at`) is at or before `now`, found through the index on it. Each is
     /// asked `deadline` (its deadline under the rules in force): one at or before `now` is
-    /// deleted (its version joins the garbage, and `lifecycleExpired` sees it in the same
-    /// transaction), any other is stamped with the deadline it gives. A shared index lets one
+    /// deleted (its version joins the garbage, and the event `events` drafts for it, if any, is
+    /// written to the outbox in the same transaction), any other is stamped with the deadline it gives. A shared index lets one
     /// node sweep at a time (`skipped` for the others) and never deletes a row twice.
-    func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep
+    func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?,
+                       events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep
     /// Stamps each row still at the stamp's version with its `expiresAt`, in one transaction.
     func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError)
 }
@@ -83,6 +84,11 @@ public struct CommitRequest: Sendable, Equatable {
 }
 
 extension BlobIndex {
+    /// One batch of the expiry sweep that writes no event.
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
+        try removeExpired(now: now, limit: limit, deadline: deadline, events: { _ in nil })
+    }
+
     /// Removes the record at `key` if `condition` holds, reporting no event.
     public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
         try remove(key, if: condition, events: nil)

@@ -45,8 +45,9 @@ public final class CachedBlobIndex: BlobIndex {
         return try base.remove(key, if: condition, events: events)
     }
 
-    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
-        let sweep = try base.removeExpired(now: now, limit: limit, deadline: deadline)
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?,
+                              events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep {
+        let sweep = try base.removeExpired(now: now, limit: limit, deadline: deadline, events: events)
         // Rows stamped again (not deleted) are few and rare: start the cache over for them.
         if sweep.examined > sweep.removed.count {
             state.withLock { state in

@@ -40,10 +40,8 @@ extension BlobRecord {
     }
 }
 
-/// The one place each backend's expiry transaction hands its deleted records on: the events
-/// outbox (issue 23's `s3:LifecycleExpiration:Delete`) is written here, in the same transaction
-/// as the deletes, by each backend's `lifecycleExpired(_:in:)` (`SQLiteBlobIndex+Expiry`,
-/// `PostgresBlobIndex+Expiry`).
+/// The event of a blob the expiry sweep removes: each backend writes it to the outbox in the
+/// sweep's transaction, beside the delete (`removeExpired(now:limit:deadline:events:)`).
 public enum LifecycleExpirationEvent {
     /// The eventName of such an event.
     public static let name = "s3:LifecycleExpiration:Delete"

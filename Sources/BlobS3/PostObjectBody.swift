@@ -149,7 +149,8 @@ final class PostObjectBody: HTTPBodyConsumer {
             return respond(service.failure(S3Error(error), head: head, requestID: requestID))
         }
         upload.stream.commit(as: upload.blobKey, attributes: upload.attributes, md5: verified.md5, checksum: verified.checksum,
-                             if: upload.condition) { [service, head, bucket, requestID] result in
+                             if: upload.condition, events: service.events("ObjectCreated:Post", upload.blobKey, head, requestID))
+        { [service, head, bucket, requestID] result in
             switch result {
             case .success(let stored):
                 let location = "/" + PercentEncoding.encodePath(bucket + "/" + upload.key)

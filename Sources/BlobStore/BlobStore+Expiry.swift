@@ -18,6 +18,12 @@ extension BlobStore {
         lifecycle.withLock { $0 = rules }
     }
 
+    /// Sets how the sweep drafts the `LifecycleExpiration:Delete` event of a blob it removes
+    /// (nil when no subscription wants one); each is written in the sweep's transaction.
+    public func setExpiryEvents(_ draft: @escaping @Sendable (BlobKey) -> EventDraft?) {
+        expiryEvents.withLock { $0 = draft }
+    }
+
     /// The lifecycle rules in force.
     public var lifecycleRules: LifecycleRules { lifecycle.withLock { $0 } }
 
@@ -55,9 +61,11 @@ extension BlobStore {
         var total = 0
         for _ in 0..<maxBatches {
             let rules = lifecycleRules
+            let draft = expiryEvents.withLock { $0 }
             let sweep: ExpirySweep
             do {
-                sweep = try index.removeExpired(now: Int64(time(nil)), limit: batch) { rules.deadline(of: $0) }
+                sweep = try index.removeExpired(now: Int64(time(nil)), limit: batch, deadline: { rules.deadline(of: $0) },
+                                                events: { record in draft?(record.key) })
             } catch {
                 logger.warning("The expiry sweep cannot read the index; it tries again later", metadata: ["error": "\(error)"])
                 break

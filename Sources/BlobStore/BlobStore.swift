@@ -51,6 +51,8 @@ public final class BlobStore: Sendable {
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
     /// The buckets' lifecycle rules in force (`setLifecycle`), which every read and commit asks.
     let lifecycle = Mutex(LifecycleRules())
+    /// The `LifecycleExpiration:Delete` event of a blob the sweep removes, if a subscription wants one.
+    let expiryEvents = Mutex<(@Sendable (BlobKey) -> EventDraft?)?>(nil)
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the catalog `catalog` (which the executable chose).

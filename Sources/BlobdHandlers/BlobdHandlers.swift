@@ -69,6 +69,10 @@ public final class BlobdHandlers: Sendable {
                          cors: settings.cors)
         // The store decides expiry with the buckets' lifecycle rules as the key directory reads them.
         access.directory.onLifecycle { [store] rules in store.setLifecycle(rules) }
+        // Each blob the sweep removes gets its LifecycleExpiration:Delete event, if a subscription wants it.
+        store.setExpiryEvents { [events = access.directory.events] key in
+            events.draft("LifecycleExpiration:Delete", key: key, principal: "blobd", dialect: "lifecycle")
+        }
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one

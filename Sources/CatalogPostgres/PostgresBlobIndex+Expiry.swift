@@ -8,7 +8,8 @@ extension PostgresBlobIndex {
     /// One node sweeps at a time (a transaction-level advisory lock; the others are `skipped`),
     /// and the rows are locked as they are read (`SKIP LOCKED`: a row a writer holds waits for a
     /// later batch), so no row is deleted twice and no sweep waits on a write.
-    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?,
+                              events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep {
         try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 guard try connection.execute("SELECT pg_try_advisory_xact_lock(\(PostgresSchema.expiryLock)) AS locked")
@@ -26,6 +27,7 @@ extension PostgresBlobIndex {
                     let current = deadline(record)
                     if let current, current <= now {
                         try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(keyBytes)])
+                        if let draft = events(record) { try Self.insertEvents(draft, for: record, in: connection) }
                         removed.append(record)
                     } else {
                         try connection.execute("UPDATE blobs SET expires_at = $1 WHERE key = $2",
@@ -33,16 +35,10 @@ extension PostgresBlobIndex {
                     }
                 }
                 try Self.addGarbage(removed.map(\.version), in: connection)
-                try Self.lifecycleExpired(removed, in: connection)
                 return ExpirySweep(removed: removed, examined: due.count)
             }
         }
     }
-
-    /// Where the records the sweep deleted are seen inside its transaction: the events outbox
-    /// writes their `s3:LifecycleExpiration:Delete` events here (issue 23), so that no expiry
-    /// lacks its event. Nothing yet.
-    static func lifecycleExpired(_ removed: [BlobRecord], in connection: PostgresConnection) throws(PostgresError) {}
 
     public func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError) {
         guard !stamps.isEmpty else { return }

@@ -5,7 +5,8 @@ import GRDB
 
 /// The index in SQLite: the expiry sweep and the deadlines it finds blobs by (`blobs_by_expiry`).
 extension SQLiteBlobIndex {
-    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?,
+                              events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep {
         try write { db in
             // The one writer: no other sweep can run meanwhile.
             let due = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM blobs WHERE expires_at <= ? ORDER BY expires_at LIMIT ?"),
@@ -22,20 +23,15 @@ extension SQLiteBlobIndex {
                 if let current, current <= now {
                     try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [keyBytes])
                     try Self.addGarbage(record.version, in: db)
+                    if let draft = events(record) { try Self.insertEvents(draft, for: record, in: db) }
                     removed.append(record)
                 } else {
                     try db.execute(sql: "UPDATE blobs SET expires_at = ? WHERE key = ?", arguments: [current, keyBytes])
                 }
             }
-            try Self.lifecycleExpired(removed, in: db)
             return ExpirySweep(removed: removed, examined: due.count)
         }
     }
-
-    /// Where the records the sweep deleted are seen inside its transaction: the events outbox
-    /// writes their `s3:LifecycleExpiration:Delete` events here (issue 23), so that no expiry
-    /// lacks its event. Nothing yet.
-    static func lifecycleExpired(_ removed: [BlobRecord], in db: Database) throws {}
 
     public func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError) {
         guard !stamps.isEmpty else { return }

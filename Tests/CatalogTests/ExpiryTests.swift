@@ -37,6 +37,21 @@ extension CatalogConformance {
             #expect(try index.allKeys(prefix: Array("b/".utf8), pageSize: 10).map(\.rawValue) == ["b/future", "b/never"])
         }
 
+        /// The sweep writes the event drafted for each blob it deletes in its own transaction, and
+        /// none for a row it only stamps again.
+        @Test(arguments: Backend.all)
+        func sweepWritesTheEventsOfWhatItDeletes(_ backend: Backend) throws {
+            let index = try backend.open()
+            let gone = try Self.due("bkt/gone", 1_000), kept = try Self.due("bkt/kept", 1_000)
+            for stored in [gone, kept] { try index.put(stored) }
+            let sweep = try index.removeExpired(now: 5_000, limit: 10, deadline: { $0.key == kept.key ? 9_000 : $0.expiresAt },
+                                                events: { _ in draft(LifecycleExpirationEvent.name.replacingOccurrences(of: "s3:", with: ""),
+                                                                     targets: ["one"]) })
+            #expect(sweep.removed == [gone])
+            let events = try index.pendingEvents(after: nil, limit: 10).events
+            #expect(events.count == 1 && events[0].key == Array("bkt/gone".utf8) && events[0].event == "LifecycleExpiration:Delete")
+        }
+
         /// A row found due that the rules in force no longer expire is stamped with the deadline
         /// they give (or none), not deleted; `stampExpiry` changes a row only at its version.
         @Test(arguments: Backend.all)

@@ -29,6 +29,9 @@ import Testing
     /// kill -9 at each step of a commit (PUT and tus) and of a delivery.
     @Test func crashAtEachStep() throws { try Self.scenario("crash-steps") }
 
+    /// A blob the expiry sweep removes gets its LifecycleExpiration:Delete event.
+    @Test func lifecycleExpiration() throws { try Self.scenario("lifecycle") }
+
     /// Backoff, then a drop with a warning and a metric past --notify-retention.
     @Test func retention() throws { try Self.scenario("retention") }
 

@@ -369,3 +369,31 @@ def retention(h):
     time.sleep(1.5)
     h.check(rec.records() == [], "a dropped event is never sent")
     h.stop_all(b, rec)
+
+
+def lifecycle(h):
+    """A blob past its deadline, removed by the expiry sweep, gets its LifecycleExpiration:Delete
+    event (written in the sweep's transaction), after its ObjectCreated:Put; a subscription
+    without LifecycleExpiration gets none."""
+    rec = h.Receiver()
+    rec.start()
+    b = h.Blobd(rec).start()
+    b.subscribe("exp", [{"id": "all", "target": "hook", "events": ["s3:ObjectCreated:*", "s3:LifecycleExpiration:*"]}])
+    b.subscribe("quiet", [{"id": "all", "target": "hook", "events": ["s3:ObjectRemoved:*"]}])
+    body = b"short-lived"
+    for bucket in ["exp", "quiet"]:
+        r = requests.put(b.url + "/v1/blobs/%s/short%%20one?ttl=1s" % bucket, data=body, headers=b.headers())
+        h.check(r.status_code == 201, "PUT with ttl: %d" % r.status_code)
+    records = rec.wait_for(2, timeout=30)
+    time.sleep(3)  # the sweep runs every 2 s; nothing more arrives
+    records = rec.records()
+    names = [(r["s3"]["bucket"]["name"], r["eventName"], r["s3"]["object"]["key"]) for _, r in records]
+    h.check(names == [("exp", "ObjectCreated:Put", "short+one"), ("exp", "LifecycleExpiration:Delete", "short+one")],
+            "events: %r" % names)
+    expired = records[1][1]
+    h.check(expired["blobd"]["dialect"] == "lifecycle" and expired["userIdentity"]["principalId"] == "blobd"
+            and expired["blobd"]["sha256"] == hashlib.sha256(body).hexdigest(), "the expiration's record: %r" % expired)
+    h.check(int(expired["s3"]["object"]["sequencer"], 16) > int(records[0][1]["s3"]["object"]["sequencer"], 16),
+            "the sequencer grows per key")
+    h.check(requests.get(b.url + "/v1/blobs/exp/short%20one", headers=b.headers()).status_code == 404, "expired")
+    h.stop_all(b, rec)
