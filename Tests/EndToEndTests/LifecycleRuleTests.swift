@@ -68,24 +68,39 @@ import Testing
 
     /// Rules set with a Days of one; blobd started again under faketime two days ahead on the same
     /// data directory: the matching objects are gone from every read and listing, the others
-    /// stay, and their files are reclaimed.
+    /// stay, their files are reclaimed, and a webhook receiver (as far ahead) gets their
+    /// signed `LifecycleExpiration:Delete` events.
     @Test func twoDaysLaterUnderFaketime() throws {
         let data = TempDir("blobd-faketime")
         let dir = TempDir()
+        let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        try #require(FileManager.default.fileExists(atPath: library), "faketime is installed (make test installs it)")
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", port = try freePort(), log = dir.path + "/events.jsonl"
+        let receiver = ChildProcess()
+        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        receiver.arguments = ["python3", URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Events/receiver.py").path,
+                              String(port), secret, log]
+        // The receiver checks each signature's timestamp against its own clock: it runs as far ahead.
+        receiver.environment = ProcessInfo.processInfo.environment.merging(["LD_PRELOAD": library, "FAKETIME": "+2d"]) { $1 }
+        receiver.standardError = FileHandle(forWritingAtPath: dir.file("receiver.err", []))
+        try receiver.run()
+        defer { kill(receiver.processIdentifier, SIGKILL) }
+        let webhook = ["BLOBD_NOTIFY_WEBHOOK_HOOK": "http://127.0.0.1:\(port)/", "BLOBD_NOTIFY_SECRET_HOOK": secret]
         do {
-            let (blobd, s3) = try Self.start(dataDir: data.path + "/data")
+            let (blobd, s3) = try Self.start(dataDir: data.path + "/data", environment: webhook)
             #expect(try curl(["-X", "PUT", s3 + "/logs"]).status == 200)
             let rules = #"{"rules":[{"id":"day","status":"Enabled","prefix":"app/","expiration_days":1}]}"#
             let set = try curl(["-X", "PUT", "-H", "Content-Type: application/json", "--data-binary", rules,
                                 blobd.baseURL + "/v1/admin/buckets/logs/lifecycle"])
             #expect(set.status == 200 && set.text == rules)
+            let subscriptions = #"{"subscriptions":[{"id":"expiry","target":"HOOK","events":["s3:LifecycleExpiration:*"]}]}"#
+            #expect(try curl(["-X", "PUT", "-H", "Content-Type: application/json", "--data-binary", subscriptions,
+                              blobd.baseURL + "/v1/admin/buckets/logs/notifications"]).status == 200)
             for key in ["app/1.log", "app/2.log", "keep/3.log"] {
                 #expect(try curl(["-X", "PUT", "--data-binary", "@" + dir.file("b", Array(key.utf8)), s3 + "/logs/" + key]).status == 200)
             }
             #expect(blobd.stop() == 0)
         }
-        let library = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-        try #require(FileManager.default.fileExists(atPath: library), "faketime is installed (make test installs it)")
         // Preloaded into a process started directly, libfaketime's constructor adds FAKETIME_SHARED
         // to the environment (moving it off the initial stack block), after which the Swift
         // runtime finds no arguments: CommandLine.arguments is [] and blobd would serve its
@@ -95,7 +110,7 @@ import Testing
         let (later, s3) = try Self.start(dataDir: data.path + "/data", environment: [
             "LD_PRELOAD": library, "FAKETIME": "+2d", "BLOBD_DATA_DIR": data.path + "/data", "BLOBD_LISTEN": "127.0.0.1:0",
             "BLOBD_S3_LISTEN": "127.0.0.1:0",
-        ])
+        ].merging(webhook) { $1 })
         let now = try curl([later.baseURL + "/healthz"])
         let seen = try #require(now.header("Date").flatMap(parseHTTPDate))
         #expect(seen.timeIntervalSinceNow > 2 * 86_400 - 60, "blobd runs two days ahead")
@@ -109,6 +124,21 @@ import Testing
         #expect((try curl([later.baseURL + "/v1/blobs?prefix=logs/"]).json["blobs"] as? [[String: Any]])?.count == 1)
         #expect(eventually(within: 10) { files(under: data.path + "/data/blobs").count == 1 })
         #expect(eventually(within: 5) { later.stderr.contains("Expired blobs removed blobs.count=2") })
+        // Their events, signed and verified, one per expired object.
+        func delivered() -> [[String: Any]] {
+            let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+            return lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+        #expect(eventually(within: 15) { delivered().count == 2 }, "\((try? String(contentsOfFile: dir.path + "/receiver.err", encoding: .utf8)) ?? "")")
+        let records = delivered().compactMap { line -> (Bool, String, String)? in
+            guard let payload = (line["payload"] as? String).flatMap({ try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }),
+                  let record = (payload["Records"] as? [[String: Any]])?.first, let name = record["eventName"] as? String,
+                  let key = ((record["s3"] as? [String: Any])?["object"] as? [String: Any])?["key"] as? String else { return nil }
+            return (line["ok"] as? Bool ?? false, name, key)
+        }.sorted { $0.2 < $1.2 }
+        #expect(records.map(\.0) == [true, true], "every signature verifies")
+        #expect(records.map(\.1) == ["LifecycleExpiration:Delete", "LifecycleExpiration:Delete"])
+        #expect(records.map(\.2) == ["app/1.log", "app/2.log"])
     }
 
     /// An element blobd does not keep is 501 NotImplemented naming it, and nothing is stored;
