@@ -90,11 +90,14 @@ export async function askName({ title, label, hint = "", ok = "Create", check = 
     input.setAttribute("aria-invalid", "true");
     input.focus();
   };
+  const clear = () => { error.textContent = ""; input.removeAttribute("aria-invalid"); };
   form.addEventListener("submit", validate);
+  input.addEventListener("input", clear);
   try {
     return (await openModal(dialog, input)) === "ok" ? input.value.trim() : null;
   } finally {
     form.removeEventListener("submit", validate);
+    input.removeEventListener("input", clear);
   }
 }
 

@@ -187,7 +187,7 @@ export function formatTime(iso) {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"2ed4e0742ad72ffe0a720d65e3cc0338\"", body: Array(#"""
+        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"d82fc92af152ba765381f1a37838cb56\"", body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
 html { scroll-padding-bottom: 3rem; scroll-padding-top: 1rem; }
@@ -253,10 +253,11 @@ table.listing { width: 100%; border-collapse: collapse; background: #fff; border
 .upload.done .upload-status { color: #1e7b34; }
 .upload.failed .upload-status { color: var(--danger); }
 .status { position: fixed; bottom: 0; left: 0; right: 0; padding: .4rem 1rem; background: #e8edf6; color: var(--muted); font-size: .9rem; border-top: 1px solid var(--line); }
-dialog { border: 1px solid var(--line); border-radius: 6px; max-width: 30rem; white-space: pre-line; }
+dialog { border: 1px solid var(--line); border-radius: 6px; max-width: 30rem; }
+#confirm-text { white-space: pre-line; margin-top: 0; }
 dialog::backdrop { background: rgba(20, 26, 38, .45); }
 dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
-.dialog-form { display: grid; gap: .4rem; min-width: min(24rem, 80vw); white-space: normal; }
+.dialog-form { display: grid; gap: .4rem; min-width: min(24rem, 80vw); }
 .dialog-form p { margin: 0; }
 .dialog-form .error:empty { display: none; }
 [aria-invalid="true"] { border-color: var(--danger); }
@@ -570,7 +571,7 @@ async function showPublicURL(view, key) {
 export { APIError };
 
 """#.utf8)),
-        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"ae90a4a9d962e939b1c88cde138d6f92\"", body: Array(#"""
+        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"f4b546f39ce0fdce01e457e5a95ed1f0\"", body: Array(#"""
 // A small element builder: h("button", {type: "button", onclick}, "Text").
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -663,11 +664,14 @@ export async function askName({ title, label, hint = "", ok = "Create", check = 
     input.setAttribute("aria-invalid", "true");
     input.focus();
   };
+  const clear = () => { error.textContent = ""; input.removeAttribute("aria-invalid"); };
   form.addEventListener("submit", validate);
+  input.addEventListener("input", clear);
   try {
     return (await openModal(dialog, input)) === "ok" ? input.value.trim() : null;
   } finally {
     form.removeEventListener("submit", validate);
+    input.removeEventListener("input", clear);
   }
 }
 

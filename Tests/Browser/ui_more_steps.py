@@ -64,6 +64,10 @@ def preview_video_pdf_text(driver):
     frame = "document.getElementById('preview-pdf')"
     wait(driver, lambda d: css(d, "iframe#preview-pdf") and d.execute_script(f"return {frame}.contentDocument?.contentType") == "application/pdf",
          "the PDF shown in the page (a PDF document in the frame, not a download)")
+    # Chromium's PDF viewer draws in a frame of its own that a script cannot look into: the
+    # frame's picture goes from a flat grey (under 3 KB as PNG) to the toolbar and the page.
+    driver.execute_script(f"{frame}.scrollIntoView({{block: 'center'}})")
+    wait(driver, lambda d: len(css(d, "iframe#preview-pdf")[0].screenshot_as_png) > 10000, "the PDF viewer drew the page", timeout=15)
     src = css(driver, "iframe#preview-pdf")[0].get_attribute("src")
     answer = requests.get(src)
     check(answer.headers.get("Content-Disposition", "").startswith("inline") and answer.content.startswith(b"%PDF-1.4"), f"inline PDF: {answer.headers}")
