@@ -26,13 +26,18 @@ def tiny_pdf(text):
     return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
 
 
-def seed_previews():
-    """photos/clip.mp4 (60 s of H.264, 320x240, ~15 MB so that a seek near the end is a range
-    the player has not read yet), photos/doc.pdf and photos/long.txt (over the 64 KiB preview)."""
+def make_video():
+    """Starts ffmpeg on 60 s of H.264, 320x240 (~15 MB, so that a seek near the end is a range the
+    player has not read yet); seed_previews waits for it."""
     clip = os.path.join(WORK, "clip.mp4")
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=duration=60:size=320x240:rate=10,noise=alls=25:allf=t",
-                    "-c:v", "libx264", "-preset", "ultrafast", "-crf", "20", "-g", "10", "-pix_fmt", "yuv420p", "-movflags", "+faststart", clip],
-                   check=True, timeout=60)
+    return clip, subprocess.Popen(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=duration=60:size=320x240:rate=10,noise=alls=25:allf=t",
+                                   "-c:v", "libx264", "-preset", "ultrafast", "-crf", "20", "-g", "10", "-pix_fmt", "yuv420p", "-movflags", "+faststart", clip])
+
+
+def seed_previews(video):
+    """photos/clip.mp4 (from make_video), photos/doc.pdf and photos/long.txt (over the 64 KiB preview)."""
+    clip, ffmpeg = video
+    check(ffmpeg.wait(timeout=60) == 0, "ffmpeg made the test video")
     with open(clip, "rb") as f:
         check(api("PUT", "/v1/blobs/photos/clip.mp4", data=f, headers={"Content-Type": "video/mp4"}).status_code == 201, "clip.mp4")
     check(api("PUT", "/v1/blobs/photos/doc.pdf", data=tiny_pdf("blobd PDF preview"), headers={"Content-Type": "application/pdf"}).status_code == 201, "doc.pdf")

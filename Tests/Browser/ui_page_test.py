@@ -8,7 +8,7 @@ from selenium.webdriver.common.by import By
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy import CuttableProxy  # noqa: E402
 from ui_keyboard_steps import keyboard  # noqa: E402
-from ui_more_steps import link_of, preview_video_pdf_text, seed_previews, upload_controls  # noqa: E402
+from ui_more_steps import link_of, make_video, preview_video_pdf_text, seed_previews, upload_controls  # noqa: E402
 from page_helpers import (ADMIN, BASE, OUT, PORT, READER, WORK, accessible, api, browser, check, click, count_text,  # noqa: E402
                           css, go, login, shot, step, wait)
 
@@ -233,8 +233,9 @@ def admin_key(driver):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    video = make_video()
     seed()
-    seed_previews()
+    seed_previews(video)
     step("seeded 3,000 keys, a video, a PDF and texts")
     driver = browser()
     try:
