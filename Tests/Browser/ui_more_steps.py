@@ -188,17 +188,21 @@ def retry_after_cut(driver, proxy, size):
     css(driver, "#file-input")[0].send_keys(path)
     key = "inbox/retried.bin"
     wait(driver, lambda d: progress_of(d, key) > 0.3, "retried.bin a third sent")
-    proxy.drop(outage=1.5)
+    driver.execute_script("""const status = arguments[0]; window.statuses = [];
+        new MutationObserver(() => window.statuses.push(status.textContent)).observe(status, {childList: true, characterData: true, subtree: true});""",
+                          row(driver, key, ".upload-status"))
+    proxy.drop(outage=2)  # the first try, a second later, finds no server; the second, 2 s after it, does
     wait(driver, lambda d: "retrying" in status_of(d, key), "the page noticing the lost connection")
     wait(driver, lambda d: status_of(d, key).startswith("done"), "done after the retry", timeout=60)
     text = status_of(driver, key)
     resumed = int(text.split("resumed from ")[1].split(" ")[0])
-    retries = int(re.search(r"(\d+) retr(y|ies)\)", text).group(1)) if re.search(r"retr(y|ies)\)", text) else 0
-    check(0 < resumed < size and 1 <= retries <= 3, f"retried by itself from the server's offset: {text}")
+    delays = [int(m.group(1)) for m in (re.match(r"connection lost; retrying in (\d+) s", t) for t in driver.execute_script("return window.statuses")) if m]
+    check(0 < resumed < size and delays in ([1, 2], [1, 2, 4]) and f"{len(delays)} retries)" in text,
+          f"retried by itself with backoff ({delays} s) from the server's offset: {text}")
     check(driver.execute_script("return window.notReloaded === true"), "no reload")
     check(stored_sha256(key) == digest, "retried.bin stored whole")
     os.remove(path)
-    return resumed
+    return resumed, delays
 
 
 def upload_controls(driver):
@@ -213,7 +217,7 @@ def upload_controls(driver):
         paused_at = pause_and_resume(driver, 8 * MIB)
         cancel(driver, 8 * MIB)
         shot(driver, "upload-controls")
-        resumed = retry_after_cut(driver, proxy, 8 * MIB)
+        resumed, delays = retry_after_cut(driver, proxy, 8 * MIB)
     finally:
         proxy.cut()
-    step(f"dropped two files; paused at {paused_at} and resumed; cancelled (tus DELETE); retried by itself from {resumed}")
+    step(f"dropped two files; paused at {paused_at} and resumed; cancelled (tus DELETE); retried by itself after {delays} s from {resumed}")
