@@ -57,6 +57,9 @@ import Testing
         #expect(cancelled == ["inbox/cancelled.bin"], "\(output)")
         let terminations = log.filter { $0.contains("http.method=DELETE") && $0.contains("/v1/uploads/") && $0.contains("http.status=204") }
         #expect(terminations.count == 1, "one tus DELETE answered 204: \(terminations)")
+        // Every other upload finished, so no partial upload is left on disk.
+        let partial = try FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/uploads")
+        #expect(partial.isEmpty, "upload files left: \(partial)")
         for name in ["login", "browse", "upload", "upload-controls", "new-folder", "details", "video", "pdf", "read-only", "share", "shares",
                      "keys", "bucket-settings"] {
             #expect(FileManager.default.fileExists(atPath: screenshots + "/\(name).png"), "screenshot \(name)")
