@@ -12,9 +12,10 @@ S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
 # What building and running blobd need (the -dev packages bring the run-time libraries).
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config
 # What the tests and benchmarks drive besides: clients, PostgreSQL 15, nginx, a Ceph cluster,
-# a headless browser (the web page and CORS tests) and faketime (expiry days ahead).
+# a headless browser (the web page and CORS tests), ffmpeg (the page test's video) and faketime
+# (expiry days ahead).
 TEST_APT_PACKAGES := curl python3-pip python3-yaml restic rclone postgresql nginx openssl \
-	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common chromium chromium-driver faketime
+	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common chromium chromium-driver ffmpeg faketime
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Installs whichever of the packages $(1) are missing, without starting their services (a
