@@ -12,10 +12,21 @@ SECRET = "whsec_" + base64.b64encode(b"blobd-events-test-secret-0123").decode()
 TOKEN = "events-test-token-0123456789"
 AKID, SKEY = "AKIDEVENTS0000000001", "events-secret-key-0123456789"
 WORK = tempfile.mkdtemp(prefix="blobd-events-")
+# Every process a scenario starts, killed by PID when it fails, so that none outlives the test.
+CHILDREN = []
+
+
+def spawn(*args, **kwargs):
+    process = subprocess.Popen(*args, **kwargs)
+    CHILDREN.append(process)
+    return process
 
 
 def fail(message):
     print("FAIL: " + message, file=sys.stderr)
+    for process in CHILDREN:
+        if process.poll() is None:
+            process.kill()
     sys.exit(1)
 
 
@@ -36,7 +47,7 @@ class Receiver:
 
     def start(self, fail_every=0):
         args = ["python3", os.path.join(HERE, "receiver.py"), str(self.port), SECRET, self.log] + ([str(fail_every)] if fail_every else [])
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = spawn(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         check(self.process.stdout.readline().strip() == b"ready", "the receiver did not start")
 
     def stop(self):
@@ -94,7 +105,7 @@ class Blobd:
         environment.update(self.env)
         environment.update(env or {})
         self.log = os.path.join(WORK, "blobd-%d.log" % time.time_ns())
-        self.process = subprocess.Popen(args + self.extra, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"), env=environment)
+        self.process = spawn(args + self.extra, stdout=subprocess.DEVNULL, stderr=open(self.log, "w"), env=environment)
         deadline = time.time() + 30
         self.url = self.s3 = None
         while time.time() < deadline and (self.url is None or self.s3 is None):
@@ -160,5 +171,10 @@ import events_scenarios  # noqa: E402  (the scenarios, below this module's helpe
 
 if __name__ == "__main__":
     scenario = getattr(events_scenarios, sys.argv[1].replace("-", "_"))
-    scenario(sys.modules[__name__])
+    try:
+        scenario(sys.modules[__name__])
+    finally:
+        for child in CHILDREN:
+            if child.poll() is None:
+                child.kill()
     print("ok")
