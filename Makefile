@@ -12,9 +12,10 @@ S3_LISTEN ?= $(if $(BLOBD_S3_LISTEN),,127.0.0.1:9000)
 # What building and running blobd need (the -dev packages bring the run-time libraries).
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libssl-dev zlib1g-dev libpq-dev pkg-config
 # What the tests and benchmarks drive besides: clients, PostgreSQL 15, nginx, a Ceph cluster,
-# a headless browser (the web page and CORS tests) and faketime (expiry days ahead).
+# a headless browser (the web page and CORS tests), ffmpeg (the page test's video) and faketime
+# (expiry days ahead).
 TEST_APT_PACKAGES := curl python3-pip python3-yaml restic rclone postgresql nginx openssl \
-	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common chromium chromium-driver faketime
+	ceph-mon ceph-osd ceph-mds ceph-fuse ceph-common chromium chromium-driver ffmpeg faketime
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Installs whichever of the packages $(1) are missing, without starting their services (a
@@ -33,7 +34,7 @@ define apt_install
 	fi
 endef
 
-.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-versions bench-s3 bench-cluster bench-logs bench-deps clean
+.PHONY: deps test-deps python-deps run build release dist test check-openapi check-deploy bench bench-grants bench-events bench-versions bench-s3 bench-cluster bench-logs bench-deps clean
 
 deps:
 	$(call apt_install,$(APT_PACKAGES))
@@ -76,13 +77,15 @@ clean:
 	rm -rf .build dist
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the grants benchmark
-# (bench-grants, ~2 minutes), the S3 benchmark (bench-s3, ~4 minutes) and the cluster benchmark
+# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~1 minute), the S3 benchmark
+# (bench-s3, ~4 minutes) and the cluster benchmark
 # (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
 
 bench: release bench-deps python-deps
 	bench/run
 	python3 bench/grants.py
+	python3 bench/events.py
 	python3 bench/s3bench.py
 	python3 bench/cluster.py
 
@@ -95,6 +98,10 @@ bench-grants: release bench-deps
 # bench/results/versions.md.
 bench-versions: release bench-deps
 	python3 bench/versions.py
+
+# Only the events benchmark: small PUTs with one subscription vs none (~1 minute).
+bench-events: release bench-deps
+	python3 bench/events.py
 
 # Only the S3 benchmark: blobd's S3 dialect against its /v1 API and against Ceph RGW, on a
 # throwaway one-node cluster (tools/ceph-local.sh); table in bench/results/s3.md (< 5 minutes).

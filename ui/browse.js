@@ -1,7 +1,7 @@
 // Buckets, then folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more"
 // pages (the listing's `next` cursor), selection and delete, a new folder, uploads.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
-import { confirmDialog, h, notice } from "./dom.js";
+import { askName, confirmDialog, h, notice } from "./dom.js";
 import { grantBuckets, may, mayList, mayUnder } from "./grants.js";
 import { addUploads, droppedFiles } from "./uploads.js";
 
@@ -46,9 +46,9 @@ export async function showFolder(view, prefix) {
   state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set() };
   const canUpload = mayUnder("write", prefix);
   const canDelete = mayUnder("delete", prefix);
-  const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", onchange: (e) => upload([...e.target.files].map((file) => ({ file, path: file.name }))) });
-  const folderInput = h("input", { type: "file", multiple: true, webkitdirectory: true, id: "folder-input", class: "visually-hidden",
-    onchange: (e) => upload([...e.target.files].map((file) => ({ file, path: file.webkitRelativePath || file.name }))) });
+  const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", tabindex: "-1", onchange: (e) => picked(e.target, (file) => file.name) });
+  const folderInput = h("input", { type: "file", multiple: true, webkitdirectory: true, id: "folder-input", class: "visually-hidden", tabindex: "-1",
+    onchange: (e) => picked(e.target, (file) => file.webkitRelativePath || file.name) });
   const tools = h("div", { class: "tools", role: "toolbar", "aria-label": "Folder actions" },
     h("label", { for: "filter" }, "Filter by prefix"),
     h("input", { id: "filter", type: "search", placeholder: "name starts with…", oninput: debounce((e) => { state.filter = e.target.value; reload(); }, 250) }),
@@ -77,6 +77,13 @@ export async function showFolder(view, prefix) {
 
 function keyClick(e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.target.click(); } }
 function debounce(f, ms) { let t; return (...a) => { clearTimeout(t); t = setTimeout(() => f(...a), ms); }; }
+
+/** The files of a picker, then the picker emptied (choosing the same file again is a change). */
+function picked(input, path) {
+  const files = [...input.files];
+  input.value = "";
+  upload(files.map((file) => ({ file, path: path(file) })));
+}
 
 function upload(files) {
   if (files.length) addUploads(files.map(({ file, path }) => ({ file, key: state.prefix + path })));
@@ -160,7 +167,10 @@ async function deleteSelected() {
 
 /** A folder exists once a key is under it (blobd's keys have no empty segment, so there is no
  * `folder/` marker): the new folder opens empty, and the first upload into it makes it. */
-function newFolder() {
-  const name = prompt("Name of the new folder (it is kept once something is uploaded into it):");
-  if (name && name.trim()) location.hash = folderHash(state.prefix + name.trim().replace(/^\/+|\/+$/g, "") + "/");
+async function newFolder() {
+  const name = await askName({ title: "New folder", label: "Folder name", ok: "Create",
+    hint: `Inside ${state.prefix}. It is kept once something is uploaded into it.`,
+    check: (text) => (text.split("/").some((part) => part === "." || part === "..") ? "A folder name may not be . or .." : "") });
+  const clean = name && name.replace(/^\/+|\/+$/g, "").replace(/\/{2,}/g, "/");
+  if (clean) location.hash = folderHash(state.prefix + clean + "/");
 }

@@ -26,10 +26,13 @@ export async function pageLink(key) {
 
 export const pageLinkIDs = () => new Set(Object.values(links()).map((l) => l.id));
 
-/** Revokes the page's links (at log out). */
-export async function revokePageLinks() {
-  await Promise.allSettled(Object.values(links()).map((l) => call("DELETE", "/v1/shares/" + l.id)));
+/** Revokes the page's links (at log out) with `token`, which the caller has already dropped
+ * from the session: the requests are sent even if the page is left before they are answered. */
+export async function revokePageLinks(token) {
+  const ids = Object.values(links()).map((l) => l.id);
   sessionStorage.removeItem(LINKS);
+  await Promise.allSettled(ids.map((id) => fetch("/v1/shares/" + id,
+    { method: "DELETE", headers: { Authorization: "Bearer " + token }, keepalive: true, cache: "no-store" })));
 }
 
 function hex(base64) {
@@ -97,7 +100,7 @@ async function showPreview(preview, key, name, type, link) {
   if (src && media.startsWith("image/")) preview.append(h("img", { src, alt: "Preview of " + name, id: "preview-image" }));
   else if (src && media.startsWith("video/")) preview.append(h("video", { src, controls: true, preload: "metadata", id: "preview-media", "aria-label": "Video " + name }));
   else if (src && media.startsWith("audio/")) preview.append(h("audio", { src, controls: true, preload: "metadata", id: "preview-media", "aria-label": "Audio " + name }));
-  else if (src && media === "application/pdf") preview.append(h("iframe", { src, title: "PDF " + name, class: "pdf" }));
+  else if (src && media === "application/pdf") preview.append(h("iframe", { src, title: "PDF " + name, class: "pdf", id: "preview-pdf" }));
   else if (media.startsWith("text/") || /json|xml|yaml|javascript/.test(media)) {
     const response = await call("GET", blobPath(key), { headers: { Range: "bytes=0-65535" } });
     const text = await response.text();

@@ -55,7 +55,9 @@ async function login() {
   }
 }
 
-async function route() {
+/** Draws the view the location hash names. `moved`: the user went there (a link, a key, the
+ * log in), so when the focus was lost with the old view it goes to the new view's heading. */
+async function route(moved = false) {
   if (!token()) { showLogin(); return; }
   const hash = location.hash || "#/";
   document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
@@ -63,6 +65,15 @@ async function route() {
   // into a pane that is no longer shown.
   const pane = h("div");
   view.replaceChildren(pane);
+  await draw(pane, hash);
+  const focus = document.activeElement;
+  if (moved && pane.isConnected && (!focus || focus === document.body || !focus.isConnected || !focus.getClientRects().length)) {
+    const heading = pane.querySelector("h2");
+    if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: true }); }
+  }
+}
+
+function draw(pane, hash) {
   if (hash.startsWith("#/b/")) return showFolder(pane, decode(hash.slice(4)));
   if (hash.startsWith("#/o/")) return showObject(pane, decode(hash.slice(4)));
   if (hash === "#/shares") return showShares(pane, pageLinkIDs());
@@ -75,13 +86,17 @@ document.getElementById("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   setToken(document.getElementById("token").value.trim());
   document.getElementById("token").value = "";
-  if (await login()) route();
+  if (await login()) route(true);
 });
-document.getElementById("logout").addEventListener("click", async () => {
-  await revokePageLinks();
+// Logged out at once (a reload right after finds no token); the page's links are revoked after.
+document.getElementById("logout").addEventListener("click", () => {
+  const old = token();
   setToken(null);
+  setGrants([]);
+  document.getElementById("principal").textContent = "";
   location.hash = "#/";
   showLogin();
+  if (old) revokePageLinks(old);
 });
 document.getElementById("grants-toggle").addEventListener("click", (e) => {
   const list = document.getElementById("grants");
@@ -89,7 +104,8 @@ document.getElementById("grants-toggle").addEventListener("click", (e) => {
   e.target.setAttribute("aria-expanded", String(!list.hidden));
 });
 document.getElementById("uploads-clear").addEventListener("click", clearFinished);
-window.addEventListener("hashchange", route);
+document.getElementById("name-cancel").addEventListener("click", () => document.getElementById("name-dialog").close("cancel"));
+window.addEventListener("hashchange", () => route(true));
 whenFinished((key) => refreshIfUnder(key));
 
 status();

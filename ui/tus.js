@@ -25,6 +25,7 @@ export class TusUpload {
     this.xhr = null;
     this.timer = null;
     this.resumedFrom = null;
+    this.retries = 0;
   }
 
   async start() {
@@ -55,6 +56,7 @@ export class TusUpload {
     const retriable = status === 0 || status >= 500 || [409, 423, 429].includes(status);
     if (retriable && this.attempt < DELAYS.length) {
       const delay = DELAYS[this.attempt++];
+      this.retries++;
       this.state = "waiting";
       this.events.onStatus?.(`connection lost; retrying in ${delay / 1000} s (try ${this.attempt})`);
       this.timer = setTimeout(() => { this.state = "queued"; this.start(); }, delay);
@@ -72,7 +74,7 @@ export class TusUpload {
       if (response.status === 200 || response.status === 204) {
         this.url = remembered;
         this.offset = Number(response.headers["upload-offset"] || 0);
-        if (this.resumedFrom === null) this.resumedFrom = this.offset;
+        this.resumedFrom = this.offset;
         this.events.onProgress?.(this.offset, this.file.size);
         this.events.onStatus?.(`resuming at ${this.offset} bytes`);
         return;
@@ -88,7 +90,7 @@ export class TusUpload {
     if (response.status !== 201) throw response;
     this.url = new URL(response.headers["location"], location.href).pathname;
     this.offset = 0;
-    this.resumedFrom = 0;
+    this.resumedFrom = null;
     localStorage.setItem(fingerprint(this.file, this.key), this.url);
   }
 
@@ -118,16 +120,30 @@ export class TusUpload {
     if (this.state === "paused" || this.state === "failed") { this.attempt = 0; this.state = "queued"; this.start(); }
   }
 
+  /** Stops the upload and terminates it on the server (tus DELETE), so nothing is kept. */
   async cancel() {
     const wasDone = this.state === "done";
     this.state = "cancelled";
     clearTimeout(this.timer);
     this.xhr?.abort();
     localStorage.removeItem(fingerprint(this.file, this.key));
-    if (this.url && !wasDone) {
-      try { await this.request("DELETE", this.url); } catch { /* gone already */ }
+    const terminated = !this.url || wasDone || await this.terminate();
+    this.events.onStatus?.(terminated ? "cancelled" : "cancelled (the server did not confirm; it drops the upload when it expires)");
+  }
+
+  /** DELETE of the upload URL, tried again while the server is still busy with the aborted
+   * PATCH (409, 423, 5xx or no answer); true once it is gone. */
+  async terminate() {
+    for (const delay of [0, 250, 500, 1000, 2000, 4000]) {
+      if (delay) await new Promise((done) => setTimeout(done, delay));
+      try {
+        const response = await this.request("DELETE", this.url);
+        if ([204, 404, 410].includes(response.status)) return true;
+      } catch (error) {
+        if (error.status && error.status < 500) return false;
+      }
     }
-    this.events.onStatus?.("cancelled");
+    return false;
   }
 
   /** One tus request by XMLHttpRequest (for upload progress); resolves {status, headers}. */

@@ -30,7 +30,15 @@ export function addUploads(items) {
     const bar = h("progress", { max: Math.max(file.size, 1), value: 0, "aria-label": `Progress of ${key}` });
     const status = h("span", { class: "upload-status" }, "queued");
     const pause = h("button", { type: "button", "aria-label": `Pause ${key}`, onclick: () => toggle() }, "Pause");
-    const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: () => { entry.tus.cancel(); done(); } }, "Cancel");
+    const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: async () => {
+      const hadFocus = document.activeElement === cancel;
+      pause.disabled = true; cancel.disabled = true;
+      row.classList.add("cancelled");
+      status.textContent = "cancelling…";
+      if (hadFocus) document.getElementById("uploads-clear").focus();
+      await entry.tus.cancel();
+      updateTotal(); pump();
+    } }, "Cancel");
     const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, pause, cancel, status);
     const done = () => { pause.disabled = true; cancel.disabled = entry.tus.state !== "running" && entry.tus.state !== "waiting"; updateTotal(); pump(); };
     const toggle = () => {
@@ -47,7 +55,8 @@ export function addUploads(items) {
       onStatus: (text) => { status.textContent = text; },
       onSuccess: () => {
         entry.sent = file.size; bar.value = bar.max;
-        status.textContent = "done" + (entry.tus.resumedFrom ? ` (resumed from ${entry.tus.resumedFrom} bytes)` : "");
+        const retries = entry.tus.retries ? `, ${entry.tus.retries} ${entry.tus.retries === 1 ? "retry" : "retries"}` : "";
+        status.textContent = "done" + (entry.tus.resumedFrom ? ` (resumed from ${entry.tus.resumedFrom} bytes${retries})` : retries && ` (${retries.slice(2)})`);
         row.classList.add("done"); done(); onFinished(key);
       },
       onError: (error) => {

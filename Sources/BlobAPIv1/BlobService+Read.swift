@@ -41,6 +41,7 @@ extension BlobService {
         if case .unsatisfiable = plan { throw HTTPError.rangeNotSatisfiable(size: record.size) }
         if let share, head.method == "GET" { try share.count() }
         var headers = Self.blobHeaders(record, etag: etag, disposition: share?.disposition)
+        headers += LifecycleSettings.headers(record, store: store)
         switch plan {
         case .full:
             headers.append(("Content-Type", record.contentType))

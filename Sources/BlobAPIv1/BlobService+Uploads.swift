@@ -85,6 +85,11 @@ extension BlobService {
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try target.key(metadata)
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
+        // The blob's time to live, counted from when it is stored (the upload's last byte).
+        if let ttl = text("ttl"), ExpiryDuration.parse(ttl) == nil {
+            throw HTTPError.badRequest("The Upload-Metadata ttl must be a duration: whole seconds, or a number with s, m, h or d "
+                                       + "(like 30m or 7d), from 1 second to \(ExpiryDuration.maximum / 86_400) days.")
+        }
         let attributes = try UploadAttributes.parse(contentType: text("content-type") ?? text("filetype"),
                                              cacheControl: text("cache-control"), contentDisposition: text("content-disposition"),
                                              contentLanguage: text("content-language"),
@@ -101,7 +106,7 @@ extension BlobService {
         }
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
-                                           onlyCreate: target.onlyCreate(upload))
+                                           onlyCreate: target.onlyCreate(upload), events: tusEvents(head, key: key))
         return receive(head, into: append, location: target.location(upload.id))
     }
 
@@ -118,10 +123,17 @@ extension BlobService {
         let offset = try TusHeaders.number(offsetText, "Upload-Offset")
         let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
+        // The upload's key is read only when some bucket has subscriptions.
+        let key = access.directory.events.isIdle ? nil : try store.upload(id).key
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
-                                           onlyCreate: onlyCreate)
+                                           onlyCreate: onlyCreate, events: tusEvents(head, key: key))
         return receive(head, into: append, location: nil)
+    }
+
+    /// The events of a tus upload's completion (`ObjectCreated:Post`, as tusd's post-finish).
+    private func tusEvents(_ head: HTTPRequestHead, key: BlobKey?) -> EventDraft? {
+        key.flatMap { access.directory.events.draft("ObjectCreated:Post", key: $0, head: head, dialect: "tus") }
     }
 
     /// Whether the caller may only create the upload's blob (grant `create`, not `write`).

@@ -95,7 +95,7 @@ extension BlobService {
     /// version; 404 when it has no current version). Nil: an unversioned delete.
     func deleteVersioned(_ head: HTTPRequestHead, key: BlobKey, if condition: WriteCondition) throws -> HTTPResponse? {
         if let id = try Self.versionQuery(head)?.version {
-            let removal = try store.removeVersion(key, id: id, if: condition)
+            let removal = try store.removeVersion(key, id: id, if: condition, events: drafting("ObjectRemoved:Delete", key, head))
             var headers = [Self.noStore, ("Blob-Version", id)]
             if removal.removed?.deleteMarker == true { headers.append(("Blob-Delete-Marker", "true")) }
             return HTTPResponse(status: 204, headers: headers)
@@ -105,8 +105,13 @@ extension BlobService {
         guard try store.record(for: key) != nil else { throw StoreError.notFound }
         var versioned = condition
         versioned.versioning = versioning
-        let removal = try store.deleteMarking(key, if: versioned)
+        let removal = try store.deleteMarking(key, if: versioned, events: drafting("ObjectRemoved:DeleteMarkerCreated", key, head))
         return HTTPResponse(status: 204, headers: [Self.noStore, ("Blob-Version", removal.marker?.id ?? "null"),
                                                    ("Blob-Delete-Marker", "true")])
+    }
+
+    /// The event draft of a delete through /v1 named `name`, if a subscription wants it.
+    private func drafting(_ name: String, _ key: BlobKey, _ head: HTTPRequestHead) -> EventDraft? {
+        access.directory.events.draft(name, key: key, head: head, dialect: "v1")
     }
 }

@@ -20,6 +20,7 @@ extension BlobService {
     /// A PUT or POST once the pre-create hook (if any) let it go on.
     private func receiveUploadNow(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
         let expectedSHA256 = try announcedSHA256(head)
+        let timeToLive = try Self.timeToLive(head)
         let preconditions = Preconditions(head)
         var condition = preconditions.writeCondition()
         condition.onlyCreate = onlyCreate
@@ -38,18 +39,20 @@ extension BlobService {
         // Content-MD5 asks for it: it costs more CPU than SHA-256.
         let hasher = BodyHasher(md5: expectedMD5 != nil, expectedSize: contentLength)
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
+        // A content-addressed POST names no bucket, so no subscription can want it.
+        let events = key.flatMap { access.directory.events.draft("ObjectCreated:Put", key: $0, head: head, dialect: "v1") }
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
                 commitUpload(stream, failure: failure, head: head, key: key, attributes: attributes, expectedMD5: expectedMD5,
-                             condition: condition, then: respond)
+                             timeToLive: timeToLive, condition: condition, events: events, then: respond)
             }))
     }
 
     /// The end of a PUT or POST body, on the commit pool: the fsync runs here, the index commit
     /// in a group commit, and the answer comes from the thread that committed its batch.
     private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, head: HTTPRequestHead, key: BlobKey?,
-                              attributes: BlobAttributes, expectedMD5: [UInt8]?, condition: WriteCondition,
+                              attributes: BlobAttributes, expectedMD5: [UInt8]?, timeToLive: Int64?, condition: WriteCondition, events: EventDraft?,
                               then respond: @escaping (HTTPResponse) -> Void) {
         let md5: [UInt8]?
         do {
@@ -60,7 +63,7 @@ extension BlobService {
             return respond(self.failure(error))
         }
         let commit: (HookChanges) -> Void = { [self] changes in
-            stream.commit(as: key, attributes: attributes, md5: md5, if: condition) { [self] result in
+            stream.commit(as: key, attributes: attributes, md5: md5, timeToLive: timeToLive, if: condition, events: events) { [self] result in
                 switch result {
                 case .success(let stored):
                     let record = stored.record
@@ -68,6 +71,7 @@ extension BlobService {
                         status: stored.created ? 201 : 200, Self.json(record),
                         headers: [("ETag", EntityTag(version: record.version).headerValue),
                                   ("Location", publicLocation(of: record.key))]
+                            + LifecycleSettings.headers(record, store: store)
                             + Self.versionHeaders(record, store.versioning(of: record.key)) + changes.headers))
                 case .failure(let error):
                     respond(self.failure(error))
@@ -89,6 +93,25 @@ extension BlobService {
                 respond(self.failure(error))
             }
         }
+    }
+
+    /// `?ttl=DURATION` of a PUT or POST: seconds, or with `s`, `m`, `h` or `d`, from 1 s to 100
+    /// years; once at most. Nil without one.
+    static func timeToLive(_ head: HTTPRequestHead) throws(HTTPError) -> Int64? {
+        guard let raw = head.query, !raw.isEmpty else { return nil }
+        guard let query = PercentEncoding.decodeQuery(raw) else {
+            // Other parameters are ignored, as before; a ttl must be read.
+            if String(decoding: raw, as: UTF8.self).contains("ttl") { throw .badRequest("The query string is not valid percent-encoding.") }
+            return nil
+        }
+        let values = query.filter { $0.name == "ttl" }
+        guard let value = values.first else { return nil }
+        guard values.count == 1 else { throw .badRequest("Give ttl once.") }
+        guard let seconds = ExpiryDuration.parse(String(decoding: value.value, as: UTF8.self)) else {
+            throw .badRequest("ttl must be a duration: whole seconds, or a number with s, m, h or d (like 30m or 7d), "
+                              + "from 1 second to \(ExpiryDuration.maximum / 86_400) days.")
+        }
+        return seconds
     }
 
     /// The body's MD5 when a Content-MD5 announced one, which it must equal (S3's BadDigest).
@@ -119,7 +142,8 @@ extension BlobService {
     func delete(_ head: HTTPRequestHead, key: BlobKey) throws -> HTTPResponse {
         let condition = Preconditions(head).writeCondition()
         if let versioned = try deleteVersioned(head, key: key, if: condition) { return versioned }
-        try store.delete(key, if: condition)
+        try store.delete(key, if: condition,
+                         events: access.directory.events.draft("ObjectRemoved:Delete", key: key, head: head, dialect: "v1"))
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 

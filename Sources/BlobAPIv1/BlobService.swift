@@ -22,6 +22,8 @@ public final class BlobService: HTTPHandler {
     /// The outside URL of this listener (`--public-url`), without a trailing slash, put before
     /// the path of every `Location` and `Content-Location`; "" for relative references.
     let publicURL: String
+    /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
+    let cors: CORSPolicy
     /// tusd's blocking hooks (`--hook-url`), when configured.
     let hooks: BlockingHooks?
     /// The web page at /ui/; nil with `--no-ui`.
@@ -30,10 +32,11 @@ public final class BlobService: HTTPHandler {
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil) {
+                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil, cors: CORSSettings = CORSSettings()) {
         self.hooks = hooks
         self.store = store
         self.webUI = webUI
+        self.cors = CORSPolicy(cors, directory: access.directory)
         self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)
@@ -47,6 +50,8 @@ public final class BlobService: HTTPHandler {
         var isTus = false
         do {
             try HTTPFraming.check(request)
+            // Before authentication: a browser sends no credentials with a preflight.
+            if CORSPolicy.isPreflight(request) { return .respond(preflight(request)) }
             let (route, parameter) = try Self.route(request.path)
             isTus = route.isTus
             let head = isTus ? Self.applyingMethodOverride(request) : request

@@ -125,6 +125,8 @@ public struct Problem: Equatable, Sendable {
             headers = [("Connection", "close")]
         case .noRoute:
             self.init(error.failureClass, "not-found", "Not found", "There is no resource at this path.")
+        case .settingNotFound(let detail):
+            self.init(error.failureClass, "setting-not-found", "Setting not found", detail)
         case .methodNotAllowed(let allowed):
             self.init(error.failureClass, "method-not-allowed", "Method not allowed",
                       "This resource supports \(allowed.joined(separator: ", ")).")
@@ -149,6 +151,9 @@ public struct Problem: Equatable, Sendable {
             headers = [("Retry-After", "1")]
         case .conflict(let detail):
             self.init(error.failureClass, "conflict", "Conflict", detail)
+        case .corsNotAllowed:
+            self.init(error.failureClass, "cors-not-allowed", "CORS request not allowed",
+                      "No CORS rule allows this origin, method and these headers here (--cors-origin, or the bucket's rules).")
         case .rangeNotSatisfiable(let size):
             self.init(error.failureClass, "range-not-satisfiable", "Range not satisfiable",
                       "No requested range overlaps the blob's \(size) bytes.")

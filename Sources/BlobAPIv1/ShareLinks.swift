@@ -25,6 +25,7 @@ extension BlobService {
         // The access log names the link the request used, as its path does already.
         if Self.isShareID(id) { head.annotation.principal = HTTPRequestAnnotation.Principal(name: "share:" + id, label: nil) }
         let share = try shareInForce(id)
+        head.annotation.bucket = Self.firstSegment(share.target[...])
         switch share.allow {
         case .read: return try shareRead(head, share, rest)
         case .upload: return try shareUpload(head, share, rest)

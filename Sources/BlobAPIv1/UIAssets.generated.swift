@@ -187,7 +187,7 @@ export function formatTime(iso) {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"939f589651d4a8613046bc54b543c031\"", body: Array(#"""
+        WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"d82fc92af152ba765381f1a37838cb56\"", body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
 html { scroll-padding-bottom: 3rem; scroll-padding-top: 1rem; }
@@ -209,6 +209,8 @@ button:hover, .button:hover { border-color: var(--accent); }
 button:disabled { opacity: .5; cursor: default; }
 button.danger, .button.danger { color: var(--danger); }
 :focus-visible { outline: 3px solid #f0a30a; outline-offset: 1px; }
+h2[tabindex="-1"]:focus { outline: none; }
+.listing th button.sort:focus-visible, .bar a:focus-visible { outline-offset: 2px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1rem; margin: 1rem 0; display: grid; gap: .4rem; max-width: 40rem; }
 .card h3 { margin: 0 0 .25rem; }
 input, select, textarea { font: inherit; padding: .3rem .4rem; border: 1px solid var(--line); border-radius: 4px; }
@@ -223,8 +225,8 @@ table.listing { width: 100%; border-collapse: collapse; background: #fff; border
 .listing th, .listing td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
 .listing td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .listing th button.sort { border: none; background: none; padding: 0; font-weight: 600; }
-.listing th[aria-sort="ascending"] button::after { content: " ▲"; }
-.listing th[aria-sort="descending"] button::after { content: " ▼"; }
+.listing th[aria-sort="ascending"] button::after { content: " ▲" / ""; }
+.listing th[aria-sort="descending"] button::after { content: " ▼" / ""; }
 .dropzone { border: 2px dashed var(--line); border-radius: 6px; padding: .75rem; color: var(--muted); margin: .5rem 0; }
 .dropzone:empty { display: none; }
 .dropzone.over { border-color: var(--accent); background: #eef3fb; }
@@ -251,18 +253,25 @@ table.listing { width: 100%; border-collapse: collapse; background: #fff; border
 .upload.done .upload-status { color: #1e7b34; }
 .upload.failed .upload-status { color: var(--danger); }
 .status { position: fixed; bottom: 0; left: 0; right: 0; padding: .4rem 1rem; background: #e8edf6; color: var(--muted); font-size: .9rem; border-top: 1px solid var(--line); }
-dialog { border: 1px solid var(--line); border-radius: 6px; max-width: 30rem; white-space: pre-line; }
+dialog { border: 1px solid var(--line); border-radius: 6px; max-width: 30rem; }
+#confirm-text { white-space: pre-line; margin-top: 0; }
+dialog::backdrop { background: rgba(20, 26, 38, .45); }
+dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; }
+.dialog-form { display: grid; gap: .4rem; min-width: min(24rem, 80vw); }
+.dialog-form p { margin: 0; }
+.dialog-form .error:empty { display: none; }
+[aria-invalid="true"] { border-color: var(--danger); }
 dialog menu { display: flex; justify-content: flex-end; gap: .5rem; padding: 0; }
 a.folder::before { content: ""; display: inline-block; width: .9em; height: .7em; margin-right: .4em; border: 2px solid currentColor; border-radius: 2px 2px 3px 3px; border-top-width: 4px; vertical-align: -.05em; }
 .card button, .card .button { justify-self: start; }
 .upload progress { width: 100%; }
 
 """#.utf8)),
-        WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"178dde3881c4d8a56eb998b0d7737ae5\"", body: Array(#"""
+        WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"212bdcda38d10c515c85c6e06decbfe4\"", body: Array(#"""
 // Buckets, then folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more"
 // pages (the listing's `next` cursor), selection and delete, a new folder, uploads.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
-import { confirmDialog, h, notice } from "./dom.js";
+import { askName, confirmDialog, h, notice } from "./dom.js";
 import { grantBuckets, may, mayList, mayUnder } from "./grants.js";
 import { addUploads, droppedFiles } from "./uploads.js";
 
@@ -307,9 +316,9 @@ export async function showFolder(view, prefix) {
   state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set() };
   const canUpload = mayUnder("write", prefix);
   const canDelete = mayUnder("delete", prefix);
-  const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", onchange: (e) => upload([...e.target.files].map((file) => ({ file, path: file.name }))) });
-  const folderInput = h("input", { type: "file", multiple: true, webkitdirectory: true, id: "folder-input", class: "visually-hidden",
-    onchange: (e) => upload([...e.target.files].map((file) => ({ file, path: file.webkitRelativePath || file.name }))) });
+  const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", tabindex: "-1", onchange: (e) => picked(e.target, (file) => file.name) });
+  const folderInput = h("input", { type: "file", multiple: true, webkitdirectory: true, id: "folder-input", class: "visually-hidden", tabindex: "-1",
+    onchange: (e) => picked(e.target, (file) => file.webkitRelativePath || file.name) });
   const tools = h("div", { class: "tools", role: "toolbar", "aria-label": "Folder actions" },
     h("label", { for: "filter" }, "Filter by prefix"),
     h("input", { id: "filter", type: "search", placeholder: "name starts with…", oninput: debounce((e) => { state.filter = e.target.value; reload(); }, 250) }),
@@ -338,6 +347,13 @@ export async function showFolder(view, prefix) {
 
 function keyClick(e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); e.target.click(); } }
 function debounce(f, ms) { let t; return (...a) => { clearTimeout(t); t = setTimeout(() => f(...a), ms); }; }
+
+/** The files of a picker, then the picker emptied (choosing the same file again is a change). */
+function picked(input, path) {
+  const files = [...input.files];
+  input.value = "";
+  upload(files.map((file) => ({ file, path: path(file) })));
+}
 
 function upload(files) {
   if (files.length) addUploads(files.map(({ file, path }) => ({ file, key: state.prefix + path })));
@@ -421,13 +437,16 @@ async function deleteSelected() {
 
 /** A folder exists once a key is under it (blobd's keys have no empty segment, so there is no
  * `folder/` marker): the new folder opens empty, and the first upload into it makes it. */
-function newFolder() {
-  const name = prompt("Name of the new folder (it is kept once something is uploaded into it):");
-  if (name && name.trim()) location.hash = folderHash(state.prefix + name.trim().replace(/^\/+|\/+$/g, "") + "/");
+async function newFolder() {
+  const name = await askName({ title: "New folder", label: "Folder name", ok: "Create",
+    hint: `Inside ${state.prefix}. It is kept once something is uploaded into it.`,
+    check: (text) => (text.split("/").some((part) => part === "." || part === "..") ? "A folder name may not be . or .." : "") });
+  const clean = name && name.replace(/^\/+|\/+$/g, "").replace(/\/{2,}/g, "/");
+  if (clean) location.hash = folderHash(state.prefix + clean + "/");
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"08cc46be63f4aee6f6bdd9fa7f6ebc86\"", body: Array(#"""
+        WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"7ebd02f4a4542943648b7463ac345372\"", body: Array(#"""
 // One blob: its details (HEAD), a real download link, an inline preview, delete, and sharing.
 // A download or preview link may not carry the long-lived token, so the page makes a read
 // share link of the key (POST /v1/shares, an hour, no download limit so a player's range
@@ -456,10 +475,13 @@ export async function pageLink(key) {
 
 export const pageLinkIDs = () => new Set(Object.values(links()).map((l) => l.id));
 
-/** Revokes the page's links (at log out). */
-export async function revokePageLinks() {
-  await Promise.allSettled(Object.values(links()).map((l) => call("DELETE", "/v1/shares/" + l.id)));
+/** Revokes the page's links (at log out) with `token`, which the caller has already dropped
+ * from the session: the requests are sent even if the page is left before they are answered. */
+export async function revokePageLinks(token) {
+  const ids = Object.values(links()).map((l) => l.id);
   sessionStorage.removeItem(LINKS);
+  await Promise.allSettled(ids.map((id) => fetch("/v1/shares/" + id,
+    { method: "DELETE", headers: { Authorization: "Bearer " + token }, keepalive: true, cache: "no-store" })));
 }
 
 function hex(base64) {
@@ -527,7 +549,7 @@ async function showPreview(preview, key, name, type, link) {
   if (src && media.startsWith("image/")) preview.append(h("img", { src, alt: "Preview of " + name, id: "preview-image" }));
   else if (src && media.startsWith("video/")) preview.append(h("video", { src, controls: true, preload: "metadata", id: "preview-media", "aria-label": "Video " + name }));
   else if (src && media.startsWith("audio/")) preview.append(h("audio", { src, controls: true, preload: "metadata", id: "preview-media", "aria-label": "Audio " + name }));
-  else if (src && media === "application/pdf") preview.append(h("iframe", { src, title: "PDF " + name, class: "pdf" }));
+  else if (src && media === "application/pdf") preview.append(h("iframe", { src, title: "PDF " + name, class: "pdf", id: "preview-pdf" }));
   else if (media.startsWith("text/") || /json|xml|yaml|javascript/.test(media)) {
     const response = await call("GET", blobPath(key), { headers: { Range: "bytes=0-65535" } });
     const text = await response.text();
@@ -549,7 +571,7 @@ async function showPublicURL(view, key) {
 export { APIError };
 
 """#.utf8)),
-        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"ec4c8fe8ca0fc337789ba191b24940ee\"", body: Array(#"""
+        WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"f4b546f39ce0fdce01e457e5a95ed1f0\"", body: Array(#"""
 // A small element builder: h("button", {type: "button", onclick}, "Text").
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -578,17 +600,79 @@ export function notice(message, isError = false) {
   line.setAttribute("role", isError ? "alert" : "status");
 }
 
-/** A modal confirmation (the <dialog> of the page); resolves true on OK. */
-export function confirmDialog(text, ok = "Delete") {
-  const dialog = document.getElementById("confirm");
-  document.getElementById("confirm-text").textContent = text;
-  document.getElementById("confirm-ok").textContent = ok;
+/** The elements of `root` that Tab stops at. */
+export function tabbable(root) {
+  return [...root.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")]
+    .filter((el) => !el.disabled && el.tabIndex >= 0 && !el.closest("[hidden]") && el.getClientRects().length > 0);
+}
+
+/** Opens `dialog` as a modal: Tab and Shift+Tab stay inside it, Escape closes it (the
+ * browser's cancel), `first` gets the focus, and the focus goes back to what had it when the
+ * dialog closes. Resolves with the dialog's returnValue. */
+export function openModal(dialog, first) {
+  const opener = document.activeElement;
+  const trap = (e) => {
+    if (e.key !== "Tab") return;
+    const stops = tabbable(dialog);
+    if (!stops.length) return;
+    const at = stops.indexOf(document.activeElement);
+    const next = e.shiftKey ? (at <= 0 ? stops.length - 1 : at - 1) : (at === stops.length - 1 ? 0 : at + 1);
+    e.preventDefault();
+    stops[next].focus();
+  };
   return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.addEventListener("keydown", trap);
+    dialog.addEventListener("close", () => {
+      dialog.removeEventListener("keydown", trap);
+      if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+      resolve(dialog.returnValue);
+    }, { once: true });
     dialog.returnValue = "cancel";
     dialog.showModal();
-    document.getElementById("confirm-cancel").focus();
+    first.focus();
   });
+}
+
+/** A modal confirmation (the <dialog> of the page); resolves true on OK. */
+export async function confirmDialog(text, ok = "Delete") {
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-ok").textContent = ok;
+  const dialog = document.getElementById("confirm");
+  return (await openModal(dialog, document.getElementById("confirm-cancel"))) === "ok";
+}
+
+/** Asks for a name in the page's name dialog (label, Enter to accept, Escape to cancel);
+ * resolves the trimmed name, or null when cancelled. `check(name)` returns an error text or "". */
+export async function askName({ title, label, hint = "", ok = "Create", check = () => "" }) {
+  const dialog = document.getElementById("name-dialog");
+  const input = document.getElementById("name-input");
+  const error = document.getElementById("name-error");
+  document.getElementById("name-title").textContent = title;
+  document.getElementById("name-label").textContent = label;
+  document.getElementById("name-hint").textContent = hint;
+  document.getElementById("name-ok").textContent = ok;
+  input.value = "";
+  error.textContent = "";
+  input.removeAttribute("aria-invalid");
+  const form = dialog.querySelector("form");
+  const validate = (e) => {
+    if (e.submitter && e.submitter.value !== "ok") return;
+    const problem = input.value.trim() ? check(input.value.trim()) : "Enter a name.";
+    if (!problem) return;
+    e.preventDefault();
+    error.textContent = problem;
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+  };
+  const clear = () => { error.textContent = ""; input.removeAttribute("aria-invalid"); };
+  form.addEventListener("submit", validate);
+  input.addEventListener("input", clear);
+  try {
+    return (await openModal(dialog, input)) === "ok" ? input.value.trim() : null;
+  } finally {
+    form.removeEventListener("submit", validate);
+    input.removeEventListener("input", clear);
+  }
 }
 
 /** Copies text to the clipboard, falling back to selecting it. */
@@ -657,7 +741,7 @@ export function grantBuckets() {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"3f1db11fafc9513facbef3bc930f238c\"", body: Array(#"""
+        WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"f2adf7e3b082e944dacacc21042f44df\"", body: Array(#"""
 <!doctype html>
 <html lang="en">
 <head>
@@ -715,12 +799,23 @@ export function grantBuckets() {
   </form>
 </dialog>
 
+<dialog id="name-dialog" aria-labelledby="name-title" aria-describedby="name-hint">
+  <form method="dialog" class="dialog-form">
+    <h2 id="name-title">New folder</h2>
+    <label id="name-label" for="name-input">Folder name</label>
+    <input id="name-input" name="name" autocomplete="off" spellcheck="false" aria-describedby="name-hint name-error">
+    <p id="name-hint" class="hint"></p>
+    <p id="name-error" class="error" role="alert"></p>
+    <menu><button type="button" id="name-cancel">Cancel</button> <button value="ok" id="name-ok">Create</button></menu>
+  </form>
+</dialog>
+
 <footer class="status" id="status" role="status" aria-label="Server status">…</footer>
 </body>
 </html>
 
 """#.utf8)),
-        WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"2df160050335cf9602b738f8d9ff3871\"", body: Array(#"""
+        WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"ba3d66d5d7e197b89fda7cd3d9b94545\"", body: Array(#"""
 // The page: log in, the caller's grants, the status line, and the views by location hash:
 // #/ buckets, #/b/PREFIX/ a folder, #/o/KEY a blob, #/shares, #/admin/keys, #/admin/buckets/B.
 import { APIError, setToken, token, whoami } from "./api.js";
@@ -778,7 +873,9 @@ async function login() {
   }
 }
 
-async function route() {
+/** Draws the view the location hash names. `moved`: the user went there (a link, a key, the
+ * log in), so when the focus was lost with the old view it goes to the new view's heading. */
+async function route(moved = false) {
   if (!token()) { showLogin(); return; }
   const hash = location.hash || "#/";
   document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
@@ -786,6 +883,15 @@ async function route() {
   // into a pane that is no longer shown.
   const pane = h("div");
   view.replaceChildren(pane);
+  await draw(pane, hash);
+  const focus = document.activeElement;
+  if (moved && pane.isConnected && (!focus || focus === document.body || !focus.isConnected || !focus.getClientRects().length)) {
+    const heading = pane.querySelector("h2");
+    if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: true }); }
+  }
+}
+
+function draw(pane, hash) {
   if (hash.startsWith("#/b/")) return showFolder(pane, decode(hash.slice(4)));
   if (hash.startsWith("#/o/")) return showObject(pane, decode(hash.slice(4)));
   if (hash === "#/shares") return showShares(pane, pageLinkIDs());
@@ -798,13 +904,17 @@ document.getElementById("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   setToken(document.getElementById("token").value.trim());
   document.getElementById("token").value = "";
-  if (await login()) route();
+  if (await login()) route(true);
 });
-document.getElementById("logout").addEventListener("click", async () => {
-  await revokePageLinks();
+// Logged out at once (a reload right after finds no token); the page's links are revoked after.
+document.getElementById("logout").addEventListener("click", () => {
+  const old = token();
   setToken(null);
+  setGrants([]);
+  document.getElementById("principal").textContent = "";
   location.hash = "#/";
   showLogin();
+  if (old) revokePageLinks(old);
 });
 document.getElementById("grants-toggle").addEventListener("click", (e) => {
   const list = document.getElementById("grants");
@@ -812,7 +922,8 @@ document.getElementById("grants-toggle").addEventListener("click", (e) => {
   e.target.setAttribute("aria-expanded", String(!list.hidden));
 });
 document.getElementById("uploads-clear").addEventListener("click", clearFinished);
-window.addEventListener("hashchange", route);
+document.getElementById("name-cancel").addEventListener("click", () => document.getElementById("name-dialog").close("cancel"));
+window.addEventListener("hashchange", () => route(true));
 whenFinished((key) => refreshIfUnder(key));
 
 status();
@@ -887,7 +998,7 @@ export async function showShares(view, pageIDs) {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "tus.js", contentType: "text/javascript; charset=utf-8", etag: "\"a34edb16e75a47dd3c7446ffd79cb08a\"", body: Array(#"""
+        WebUI.Asset(name: "tus.js", contentType: "text/javascript; charset=utf-8", etag: "\"2c8eb4d6cd7f5b7b706ce2f61a7c54ba\"", body: Array(#"""
 // A tus 1.0.0 client (core, creation, termination): POST to create, PATCH in chunks, HEAD to
 // learn the server's offset before resuming. Upload URLs are remembered in localStorage, keyed
 // by the file's name, size, last modification and target key, so that after a reload or a lost
@@ -915,6 +1026,7 @@ export class TusUpload {
     this.xhr = null;
     this.timer = null;
     this.resumedFrom = null;
+    this.retries = 0;
   }
 
   async start() {
@@ -945,6 +1057,7 @@ export class TusUpload {
     const retriable = status === 0 || status >= 500 || [409, 423, 429].includes(status);
     if (retriable && this.attempt < DELAYS.length) {
       const delay = DELAYS[this.attempt++];
+      this.retries++;
       this.state = "waiting";
       this.events.onStatus?.(`connection lost; retrying in ${delay / 1000} s (try ${this.attempt})`);
       this.timer = setTimeout(() => { this.state = "queued"; this.start(); }, delay);
@@ -962,7 +1075,7 @@ export class TusUpload {
       if (response.status === 200 || response.status === 204) {
         this.url = remembered;
         this.offset = Number(response.headers["upload-offset"] || 0);
-        if (this.resumedFrom === null) this.resumedFrom = this.offset;
+        this.resumedFrom = this.offset;
         this.events.onProgress?.(this.offset, this.file.size);
         this.events.onStatus?.(`resuming at ${this.offset} bytes`);
         return;
@@ -978,7 +1091,7 @@ export class TusUpload {
     if (response.status !== 201) throw response;
     this.url = new URL(response.headers["location"], location.href).pathname;
     this.offset = 0;
-    this.resumedFrom = 0;
+    this.resumedFrom = null;
     localStorage.setItem(fingerprint(this.file, this.key), this.url);
   }
 
@@ -1008,16 +1121,30 @@ export class TusUpload {
     if (this.state === "paused" || this.state === "failed") { this.attempt = 0; this.state = "queued"; this.start(); }
   }
 
+  /** Stops the upload and terminates it on the server (tus DELETE), so nothing is kept. */
   async cancel() {
     const wasDone = this.state === "done";
     this.state = "cancelled";
     clearTimeout(this.timer);
     this.xhr?.abort();
     localStorage.removeItem(fingerprint(this.file, this.key));
-    if (this.url && !wasDone) {
-      try { await this.request("DELETE", this.url); } catch { /* gone already */ }
+    const terminated = !this.url || wasDone || await this.terminate();
+    this.events.onStatus?.(terminated ? "cancelled" : "cancelled (the server did not confirm; it drops the upload when it expires)");
+  }
+
+  /** DELETE of the upload URL, tried again while the server is still busy with the aborted
+   * PATCH (409, 423, 5xx or no answer); true once it is gone. */
+  async terminate() {
+    for (const delay of [0, 250, 500, 1000, 2000, 4000]) {
+      if (delay) await new Promise((done) => setTimeout(done, delay));
+      try {
+        const response = await this.request("DELETE", this.url);
+        if ([204, 404, 410].includes(response.status)) return true;
+      } catch (error) {
+        if (error.status && error.status < 500) return false;
+      }
     }
-    this.events.onStatus?.("cancelled");
+    return false;
   }
 
   /** One tus request by XMLHttpRequest (for upload progress); resolves {status, headers}. */
@@ -1046,7 +1173,7 @@ export class TusUpload {
 }
 
 """#.utf8)),
-        WebUI.Asset(name: "uploads.js", contentType: "text/javascript; charset=utf-8", etag: "\"7b1280a70abbd8d632e99153bc01209e\"", body: Array(#"""
+        WebUI.Asset(name: "uploads.js", contentType: "text/javascript; charset=utf-8", etag: "\"3f930abaa9e3dfd9b09f8180d9df65ae\"", body: Array(#"""
 // The upload panel: files from the picker, the folder picker or a drop, each a tus upload with
 // its own progress and pause/resume/cancel, and the total. `onFinished` runs when one ends.
 import { formatSize } from "./api.js";
@@ -1079,7 +1206,15 @@ export function addUploads(items) {
     const bar = h("progress", { max: Math.max(file.size, 1), value: 0, "aria-label": `Progress of ${key}` });
     const status = h("span", { class: "upload-status" }, "queued");
     const pause = h("button", { type: "button", "aria-label": `Pause ${key}`, onclick: () => toggle() }, "Pause");
-    const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: () => { entry.tus.cancel(); done(); } }, "Cancel");
+    const cancel = h("button", { type: "button", "aria-label": `Cancel ${key}`, onclick: async () => {
+      const hadFocus = document.activeElement === cancel;
+      pause.disabled = true; cancel.disabled = true;
+      row.classList.add("cancelled");
+      status.textContent = "cancelling…";
+      if (hadFocus) document.getElementById("uploads-clear").focus();
+      await entry.tus.cancel();
+      updateTotal(); pump();
+    } }, "Cancel");
     const row = h("li", { class: "upload", dataset: { key } }, h("span", { class: "upload-name" }, key), bar, pause, cancel, status);
     const done = () => { pause.disabled = true; cancel.disabled = entry.tus.state !== "running" && entry.tus.state !== "waiting"; updateTotal(); pump(); };
     const toggle = () => {
@@ -1096,7 +1231,8 @@ export function addUploads(items) {
       onStatus: (text) => { status.textContent = text; },
       onSuccess: () => {
         entry.sent = file.size; bar.value = bar.max;
-        status.textContent = "done" + (entry.tus.resumedFrom ? ` (resumed from ${entry.tus.resumedFrom} bytes)` : "");
+        const retries = entry.tus.retries ? `, ${entry.tus.retries} ${entry.tus.retries === 1 ? "retry" : "retries"}` : "";
+        status.textContent = "done" + (entry.tus.resumedFrom ? ` (resumed from ${entry.tus.resumedFrom} bytes${retries})` : retries && ` (${retries.slice(2)})`);
         row.classList.add("done"); done(); onFinished(key);
       },
       onError: (error) => {

@@ -175,6 +175,24 @@ extension BlobService {
             .init("GET", .bucket(.admin)) { service, _, raw, _ in .respond(try service.publicPrefixes(bucket: BlobService.bucketName(raw))) },
             .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.setPublicPrefixes(head, bucket: BlobService.bucketName(raw)) },
         ]),
+        V1Route(.bucketSetting("cors"), "/v1/admin/buckets/{bucket}/cors", [
+            .init("GET", .bucket(.admin)) { service, _, raw, _ in .respond(try service.getCORS(bucket: BlobService.bucketName(raw))) },
+            .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.putCORS(head, bucket: BlobService.bucketName(raw)) },
+            .init("DELETE", .bucket(.admin)) { service, _, raw, _ in .respond(try service.deleteCORS(bucket: BlobService.bucketName(raw))) },
+        ]),
+        V1Route(.bucketSetting("lifecycle"), "/v1/admin/buckets/{bucket}/lifecycle", ["GET", "PUT", "DELETE"].map { name in
+            V1Route.Method(name, .bucket(.admin)) { service, head, raw, _ in try service.lifecycle(head, bucket: BlobService.bucketName(raw)) }
+        }),
+        V1Route(.bucketSetting("notifications"), "/v1/admin/buckets/{bucket}/notifications", [
+            .init("GET", .bucket(.admin)) { service, _, raw, _ in .respond(try service.getNotifications(bucket: BlobService.bucketName(raw))) },
+            .init("PUT", .bucket(.admin)) { service, head, raw, _ in try service.putNotifications(head, bucket: BlobService.bucketName(raw)) },
+            .init("DELETE", .bucket(.admin)) { service, _, raw, _ in
+                .respond(try service.deleteNotifications(bucket: BlobService.bucketName(raw)))
+            },
+        ]),
+        V1Route(.exact("/v1/admin/events"), "/v1/admin/events", [
+            .init("GET", .everywhere(.admin)) { service, head, _, _ in .respond(try service.listEvents(head)) },
+        ]),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },
         ]),

@@ -34,8 +34,9 @@ public protocol BlobIndex: Sendable {
     /// callers' paths (SQLite checkpoints its WAL there). Does nothing by default.
     func batchAnswered()
     /// Removes the record at `key` if `condition` holds for it; returns the removed record.
-    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails.
-    func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord
+    /// Throws `.notFound` when absent and `.preconditionFailed` when the condition fails. In the
+    /// same transaction it writes the outbox rows of `events` (if any) reporting the removal.
+    func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord
     /// Up to `limit` records in bytewise key order whose keys start with `prefix` and sort after `after`.
     func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord]
     /// True if some record has this version.
@@ -50,6 +51,19 @@ public protocol BlobIndex: Sendable {
     /// Drops whatever is cached about `key` after another face of the catalog changed it
     /// (`VersionIndex`). Does nothing by default.
     func forget(_ key: BlobKey)
+
+    /// One batch of the expiry sweep, in one transaction: up to `limit` records whose stamped
+    /// deadline (`expires_at`) is at or before `now`, found through the index on it. Each is
+    /// asked `deadline` (its deadline under the rules in force): one at or before `now` is
+    /// deleted (its version joins the garbage, and the event `events` drafts for it, if any, is
+    /// written to the outbox in the same transaction), any other is stamped with the deadline it gives. A shared index lets one
+    /// node sweep at a time (`skipped` for the others) and never deletes a row twice. A record
+    /// for which `versioned` gives a deletion (its bucket is versioned) is deleted as a DELETE
+    /// does there (`ExpiryDeletion`), and its event reports the marker.
+    func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?, versioned: (BlobRecord) -> ExpiryDeletion?,
+                       events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep
+    /// Stamps each row still at the stamp's version with its `expiresAt`, in one transaction.
+    func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError)
 }
 
 /// One commit of a batch (`BlobIndex.commit(_:)`): a record, the condition it is stored on, and
@@ -61,16 +75,36 @@ public struct CommitRequest: Sendable, Equatable {
     public let completingUpload: String?
     /// What must hold for the key's current record.
     public let condition: WriteCondition
+    /// The events reporting this commit, written to the outbox in its transaction when it
+    /// succeeds (`EventOutbox`); nil when no subscription matches.
+    public let events: EventDraft?
 
     /// A request to store `record` if `condition` holds, completing `completingUpload`.
-    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition) {
+    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil) {
         self.record = record
         self.completingUpload = completingUpload
         self.condition = condition
+        self.events = events
     }
 }
 
 extension BlobIndex {
+    /// One batch of the expiry sweep that writes no event.
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?) throws(StoreError) -> ExpirySweep {
+        try removeExpired(now: now, limit: limit, deadline: deadline, versioned: { _ in nil }, events: { _ in nil })
+    }
+
+    /// One batch of the expiry sweep in unversioned buckets.
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?,
+                              events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep {
+        try removeExpired(now: now, limit: limit, deadline: deadline, versioned: { _ in nil }, events: events)
+    }
+
+    /// Removes the record at `key` if `condition` holds, reporting no event.
+    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+        try remove(key, if: condition, events: nil)
+    }
+
     /// Nothing to do after a batch.
     public func batchAnswered() {}
 

@@ -40,9 +40,29 @@ public final class CachedBlobIndex: BlobIndex {
 
     public func batchAnswered() { base.batchAnswered() }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         defer { forget(key) }
-        return try base.remove(key, if: condition)
+        return try base.remove(key, if: condition, events: events)
+    }
+
+    public func removeExpired(now: Int64, limit: Int, deadline: (BlobRecord) -> Int64?, versioned: (BlobRecord) -> ExpiryDeletion?,
+                              events: (BlobRecord) -> EventDraft?) throws(StoreError) -> ExpirySweep {
+        let sweep = try base.removeExpired(now: now, limit: limit, deadline: deadline, versioned: versioned, events: events)
+        // Rows stamped again (not deleted) are few and rare: start the cache over for them.
+        if sweep.examined > sweep.removed.count {
+            state.withLock { state in
+                state.records.removeAll(keepingCapacity: true)
+                state.generation &+= 1
+            }
+        } else {
+            for record in sweep.removed { forget(record.key) }
+        }
+        return sweep
+    }
+
+    public func stampExpiry(_ stamps: [ExpiryStamp]) throws(StoreError) {
+        defer { for stamp in stamps { forget(stamp.key) } }
+        try base.stampExpiry(stamps)
     }
 
     /// Drops the key's entry after a write (successful or not: the next read asks the index).

@@ -7,12 +7,14 @@ public struct Catalog: Sendable {
     public let buckets: any BucketIndex
     public let multipart: any MultipartIndex
     public let access: any AccessIndex
+    public let events: any EventOutbox
     public let node: NodeBookkeeping
     /// Noncurrent versions and delete markers (versioned buckets); every backend sets it.
     public var versions: (any VersionIndex)?
 
     public init(blobs: any BlobIndex, uploads: any UploadIndex, buckets: any BucketIndex, multipart: any MultipartIndex,
-                access: any AccessIndex, node: NodeBookkeeping) {
+                access: any AccessIndex, events: any EventOutbox, node: NodeBookkeeping) {
+        self.events = events
         self.blobs = blobs
         self.uploads = uploads
         self.buckets = buckets

@@ -28,8 +28,9 @@ public final class GroupCommit: Sendable {
     /// Calls `completion` once the outcome is durable, on whichever thread committed the batch
     /// (maybe before returning); it must not block.
     public func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition,
-                       then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let waiting = Waiting(CommitRequest(record, completingUpload: completingUpload, if: condition), completion)
+                       events: EventDraft? = nil, then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
+        let request = CommitRequest(record, completingUpload: completingUpload, if: condition, events: events)
+        let waiting = Waiting(request, completion)
         let runs = state.withLock { state in
             state.queue.append(waiting)
             defer { state.running = true }

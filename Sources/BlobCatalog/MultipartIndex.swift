@@ -18,4 +18,6 @@ public protocol MultipartIndex: Sendable {
     func markCompleted(_ id: String, etag: String, checksum: String?) throws(StoreError)
     func removeMultipart(_ id: String) throws(StoreError)
     func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String]
+    /// Sets when unfinished upload `id` expires (a part arrived: it was not idle).
+    func extendMultipart(_ id: String, until expires: Int64) throws(StoreError)
 }

@@ -12,13 +12,16 @@ public protocol VersionIndex: Sendable {
     /// noncurrent version (or garbage, for the `null` version when suspended), and `marker`,
     /// a delete marker, becomes the latest version. When suspended, the key's noncurrent
     /// `null` version goes too. `.notFound` only when the condition names something and the key
-    /// has no current record.
-    func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition) throws(StoreError) -> VersionRemoval
+    /// has no current record. The event `events` drafts (`ObjectRemoved:DeleteMarkerCreated`),
+    /// if any, reports the marker and is written in the same transaction.
+    func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition,
+                       events: EventDraft?) throws(StoreError) -> VersionRemoval
     /// Removes version `id` (`null` for the null version) of `key`, current or not, if
     /// `condition` holds for it; a data version's file becomes garbage. When the key is left
     /// without a current record, its newest remaining version becomes current unless that is a
-    /// delete marker. `.notFound` when the key has no such version.
-    func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition) throws(StoreError) -> VersionRemoval
+    /// delete marker. `.notFound` when the key has no such version. The event `events` drafts,
+    /// if any, reports the version removed and is written in the same transaction.
+    func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> VersionRemoval
     /// Version `id` of `key` (`null` for the null version), current or not.
     func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion?
     /// The newest noncurrent version of `key` (a delete marker when the key is deleted).
@@ -26,4 +29,16 @@ public protocol VersionIndex: Sendable {
     /// Up to `limit` versions of keys starting with `prefix`, in bytewise key order and, per
     /// key, newest first (the current record, then the noncurrent versions), after `cursor`.
     func versions(prefix: [UInt8], after cursor: VersionCursor?, limit: Int) throws(StoreError) -> [BlobVersion]
+}
+
+extension VersionIndex {
+    /// `deleteMarking` without an event.
+    public func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+        try deleteMarking(key, marker: marker, if: condition, events: nil)
+    }
+
+    /// `removeVersion` without an event.
+    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+        try removeVersion(key, id: id, if: condition, events: nil)
+    }
 }

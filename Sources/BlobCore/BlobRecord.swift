@@ -30,11 +30,21 @@ public struct BlobRecord: Sendable, Equatable {
     /// True for a version written while its bucket's versioning was enabled: its S3 version id
     /// is `version`. False for the `null` version (written unversioned or suspended).
     public var versioned = false
+    /// The blob's own deadline (seconds since the epoch), from the time to live its upload gave
+    /// (`?ttl=`, tus `ttl`): answered as `Blob-Expires-At`; nil when none was given.
+    public var ttlExpires: Int64?
+    /// The deadline the index keeps for the sweep (column `expires_at`, indexed): the earlier of
+    /// `ttlExpires` and the bucket's lifecycle expiration when it was stamped (at commit, and
+    /// again when the bucket's rules change). Reads decide with the rules in force instead
+    /// (`LifecycleRules.deadline(of:)`).
+    public var expiresAt: Int64?
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,
                 md5: [UInt8]? = nil, parts: Int? = nil, partSizes: [UInt64]? = nil, partChecksums: [String]? = nil,
-                checksum: String? = nil) {
+                checksum: String? = nil, ttlExpires: Int64? = nil, expiresAt: Int64? = nil) {
+        self.ttlExpires = ttlExpires
+        self.expiresAt = expiresAt
         self.md5 = md5
         self.parts = parts
         self.partSizes = partSizes

@@ -7,6 +7,8 @@ import MicroHTTPD
 struct S3Error: Error, Equatable, ClassifiedFailure {
     enum Code: String {
         case accessDenied = "AccessDenied"
+        /// A CORS preflight no rule allows.
+        case accessForbidden = "AccessForbidden"
         case authorizationHeaderMalformed = "AuthorizationHeaderMalformed"
         case authorizationQueryParametersError = "AuthorizationQueryParametersError"
         case badDigest = "BadDigest"
@@ -28,6 +30,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case invalidLocationConstraint = "InvalidLocationConstraint"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
+        case malformedPOSTRequest = "MalformedPOSTRequest"
         case malformedPolicy = "MalformedPolicy"
         case malformedACL = "MalformedACLError"
         case malformedTrailer = "MalformedTrailerError"
@@ -70,12 +73,12 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             switch self {
             case .authorizationHeaderMalformed, .authorizationQueryParametersError, .badDigest, .invalidArgument,
                  .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint,
-                 .missingContentLength, .malformedXML, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
+                 .missingContentLength, .malformedXML, .malformedPOSTRequest, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
                  .invalidPart, .invalidPartOrder,
                  .entityTooSmall, .contentSHA256Mismatch:
                 .badRequest
             case .invalidAccessKeyId, .requestTimeTooSkewed, .signatureDoesNotMatch: .unauthenticated
-            case .accessDenied: .forbidden
+            case .accessDenied, .accessForbidden: .forbidden
             case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
                  .noSuchCORSConfiguration, .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
                  .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
@@ -232,6 +235,13 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             self.init(.invalidRange, "The requested range is not satisfiable")
         case .digestMismatch(let detail):
             self.init(.badDigest, detail)
+        case .corsNotAllowed:
+            self.init(.accessForbidden, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of "
+                      + "Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not "
+                      + "whitelisted by the resource's CORS spec.")
+        case .settingNotFound(let detail):
+            // Not thrown by an S3 operation (each answers its own NoSuch…Configuration).
+            self.init(.invalidRequest, detail)
         }
     }
 

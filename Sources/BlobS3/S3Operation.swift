@@ -13,6 +13,14 @@ enum S3Operation: String, Sendable, CaseIterable {
          getBucketVersioning, getBucketACL, deleteObjects
     // A bucket's canned ACL and policy (anonymous and authenticated grants).
     case putBucketACL, putBucketPolicy, getBucketPolicy, deleteBucketPolicy, getBucketPolicyStatus
+    // A bucket's CORS rules.
+    case putBucketCORS, getBucketCORS, deleteBucketCORS
+    /// POST Object: a browser form upload with a signed policy.
+    case postObject
+    // A bucket's lifecycle rules.
+    case putBucketLifecycle, getBucketLifecycle, deleteBucketLifecycle
+    // A bucket's event subscriptions.
+    case putBucketNotification, getBucketNotification
     /// GET of a bucket configuration blobd never has (policy, lifecycle, ...): answered as S3
     /// answers for a bucket without one.
     case getBucketConfiguration
@@ -33,8 +41,8 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "lifecycle", "cors", "website", "replication", "encryption", "object-lock", "retention",
-        "legal-hold", "notification", "logging", "torrent",
+        "tagging", "website", "replication", "encryption", "object-lock", "retention",
+        "legal-hold", "logging", "torrent",
     ]
 
     /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.
@@ -54,6 +62,32 @@ enum S3Operation: String, Sendable, CaseIterable {
             case ("GET", .object) where objectConfigurations.contains(unsupported): return .getObjectConfiguration
             case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
             default: return .unsupportedSubresource
+            }
+        }
+        if has("cors") {
+            guard case .bucket = target else { return .unsupportedSubresource }
+            switch method {
+            case "GET": return .getBucketCORS
+            case "PUT": return .putBucketCORS
+            case "DELETE": return .deleteBucketCORS
+            default: return .methodNotAllowed
+            }
+        }
+        if has("lifecycle") {
+            switch (method, target) {
+            case ("GET", .bucket): return .getBucketLifecycle
+            case ("PUT", .bucket): return .putBucketLifecycle
+            case ("DELETE", .bucket): return .deleteBucketLifecycle
+            case ("POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
+            default: return .unsupportedSubresource
+            }
+        }
+        if has("notification") {
+            guard case .bucket = target else { return .unsupportedSubresource }
+            switch method {
+            case "GET": return .getBucketNotification
+            case "PUT": return .putBucketNotification
+            default: return .methodNotAllowed
             }
         }
         if parameters.contains(where: policySubresources.contains) {
@@ -99,6 +133,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case "GET" where has("acl"): .getBucketACL
         case "GET": .listObjects
         case "POST" where has("delete"): .deleteObjects
+        case "POST": .postObject
         default: .methodNotAllowed
         }
     }
@@ -135,7 +170,9 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch operation {
         case .unsupportedSubresource, .unsupportedDeleteObjects:
             let plain = classify(method: method, target: target,
-                                 parameters: parameters.filter { !unsupportedSubresources.contains($0) && !policySubresources.contains($0) },
+                                 parameters: parameters.filter {
+                                     !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "cors" && $0 != "lifecycle"
+                                 },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
         default:
@@ -155,7 +192,7 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .createBucket: return .nothing
         // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
@@ -165,7 +202,11 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: return .wholeBucket(.admin, bucket)
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
+            return .wholeBucket(.admin, bucket)
+        // The form's signature and policy are checked by the operation; the key is known only from the form.
+        case .postObject: return .nothing
         case .putObjectACL: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write

@@ -30,9 +30,16 @@ final class ObjectSink: S3BodySink {
     private let condition: WriteCondition
     /// The pre-finish hook to ask before the commit, and what to tell it.
     private let preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)?
+    /// The object's `x-amz-expiration` (`S3Service.expirationHeaders`).
+    private let expiration: @Sendable (BlobRecord) -> [(name: String, value: String)]
+    /// The event the commit writes, when a subscription wants one.
+    private let events: EventDraft?
 
     init(stream: BlobWriteStream, key: BlobKey, attributes: BlobAttributes, requestID: String,
-         condition: WriteCondition, preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)? = nil) {
+         condition: WriteCondition, events: EventDraft?, expiration: @escaping @Sendable (BlobRecord) -> [(name: String, value: String)],
+         preFinish: (hooks: BlockingHooks, head: HTTPRequestHead, upload: HookUpload)? = nil) {
+        self.events = events
+        self.expiration = expiration
         self.stream = stream
         self.key = key
         self.attributes = attributes
@@ -66,9 +73,10 @@ final class ObjectSink: S3BodySink {
 
     private func commit(md5: [UInt8], checksum: String?, adding headers: [(name: String, value: String)],
                         then respond: @escaping (Result<HTTPResponse, any Error>) -> Void) {
-        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition) { [requestID] result in
+        stream.commit(as: key, attributes: attributes, md5: md5, checksum: checksum, if: condition, events: events) { [requestID, expiration] result in
             respond(result.map { stored in
                 HTTPResponse(status: 200, headers: [("ETag", S3Service.etag(stored.record)), ("x-amz-request-id", requestID)]
+                             + expiration(stored.record)
                              + S3Service.checksumHeaders(stored.record, orSHA256: false)
                              + S3Service.versionHeaders(stored.record, self.condition.versioning) + headers)
             }.mapError { $0 })

@@ -22,7 +22,7 @@ extension S3Service {
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(DeleteObjectsBody(expectedSHA256: expected, committers: committers) { [self] request in
             do {
-                return try deleteObjects(try request.get(), bucket: bucket, caller: caller, requestID: requestID)
+                return try deleteObjects(try request.get(), head: head, bucket: bucket, caller: caller, requestID: requestID)
             } catch {
                 return failure(error, head: head, bucket: bucket, key: nil, requestID: requestID)
             }
@@ -30,7 +30,7 @@ extension S3Service {
     }
 
     /// Deletes each key the caller may delete; each other one gets an AccessDenied entry.
-    private func deleteObjects(_ request: DeleteObjectsBody.Request, bucket: String, caller: Principal,
+    private func deleteObjects(_ request: DeleteObjectsBody.Request, head: HTTPRequestHead, bucket: String, caller: Principal,
                                requestID: String) throws -> HTTPResponse {
         var xml = XML.declaration + "<DeleteResult xmlns=\"\(XML.namespace)\">"
         for entry in request.entries {
@@ -42,7 +42,9 @@ extension S3Service {
                 }
                 let condition = try Self.deleteCondition(ifMatch: entry.etag.map { [$0] } ?? [], modified: entry.lastModified,
                                                          size: entry.size)
-                let outcome = try delete(blobKey, versionID: entry.versionID, if: condition)
+                let outcome = try delete(blobKey, versionID: entry.versionID, if: condition) { name in
+                    events(name, blobKey, head, requestID)
+                }
                 if !request.quiet { xml += Self.deletedXML(key, outcome) }
             } catch {
                 let failure = S3Error(error)

@@ -56,7 +56,7 @@ extension S3Service {
                 }
                 let stored = try stream.commit(as: destination, attributes: attributes, md5: blob.record.md5, parts: blob.record.parts,
                                                partSizes: blob.record.partSizes, partChecksums: partChecksums, checksum: checksum,
-                                               if: condition)
+                                               if: condition, events: events("ObjectCreated:Copy", destination, head, requestID))
                 var response = xmlResponse(XML.declaration + "<CopyObjectResult xmlns=\"\(XML.namespace)\">"
                     + XML.element("LastModified", Self.isoDate(stored.record.modified))
                     + XML.element("ETag", Self.etag(stored.record))

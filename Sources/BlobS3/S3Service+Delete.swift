@@ -62,15 +62,15 @@ extension S3Service {
 
     /// DeleteObject: S3 answers 204 whether or not the key existed, unless the delete names a
     /// condition: then an absent key is NoSuchKey and a condition that fails PreconditionFailed.
-    func deleteObject(_ key: BlobKey, if condition: WriteCondition?) throws(StoreError) {
+    func deleteObject(_ key: BlobKey, if condition: WriteCondition?, events: EventDraft?) throws(StoreError) {
         guard let condition else {
             do {
-                try store.delete(key)
+                try store.delete(key, events: events)
             } catch {
                 if error != .notFound { throw error }
             }
             return
         }
-        try store.delete(key, if: condition)
+        try store.delete(key, if: condition, events: events)
     }
 }

@@ -50,6 +50,7 @@ extension S3Service {
         case .failed: throw StoreError.preconditionFailed
         }
         headers += Self.representationHeaders(record)
+        headers += expirationHeaders(record)
         let checksumMode = head["x-amz-checksum-mode"]?.uppercased() == "ENABLED"
         var checksums = checksumMode ? Self.checksumHeaders(record, orSHA256: true) : []
         var range = record.size == 0 ? nil : ByteRange(start: 0, end: record.size - 1)

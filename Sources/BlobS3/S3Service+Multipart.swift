@@ -3,9 +3,6 @@ import BlobStore
 import MicroHTTPD
 
 extension S3Service {
-    /// Seconds an unfinished multipart upload lives (as tus uploads, a day).
-    static let multipartLifetime: Int64 = 24 * 3600
-
     /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry.
     func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
                          requestID: String) throws -> HTTPResponse {
@@ -13,7 +10,7 @@ extension S3Service {
         // Counted against the access key, or without one (open access) the client's address.
         let owner = authorized.map { $0.keyID.map { "key:" + $0 } ?? "s3:" + $0.accessKey } ?? access.addressOwner(head)
         let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head, key: key),
-                                               lifetime: Self.multipartLifetime, checksum: checksum?.stored, owner: owner)
+                                               lifetime: store.options.uploadExpiry, checksum: checksum?.stored, owner: owner)
         var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)
             + "</InitiateMultipartUploadResult>", requestID: requestID)
@@ -70,7 +67,8 @@ extension S3Service {
                 let (record, etag) = try store.completeMultipart(upload, parts: parts.map { ($0.number, $0.md5) },
                                                                  reading: checksum.map { checksum in { checksum.update($0) } },
                                                                  checksum: { chosen throws(StoreError) in try checksum?.value(of: chosen) },
-                                                                 if: condition)
+                                                                 if: condition,
+                                                                 events: events("ObjectCreated:CompleteMultipartUpload", blobKey, head, requestID))
                 var response = completeResult(bucket: bucket, key: key, etag: etag, checksum: record.checksum, requestID: requestID)
                 response.headers += Self.versionHeaders(record, condition.versioning)
                 return response

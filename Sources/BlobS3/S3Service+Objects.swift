@@ -24,7 +24,8 @@ extension S3Service {
             hooks.runs(.preFinish) ? (hooks, head, hookUpload(head, bucket: bucket, key: key, size: payload.size)) : nil
         }
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
-                              condition: condition, preFinish: preFinish)
+                              condition: condition, events: events("ObjectCreated:Put", blobKey, head, requestID),
+                              expiration: { [self] in expirationHeaders($0) }, preFinish: preFinish)
         return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
     }
 

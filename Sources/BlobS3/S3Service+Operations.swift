@@ -52,10 +52,28 @@ extension S3Service {
             return .respond(try deletePolicy(bucket: bucket, requestID: requestID))
         case .getBucketPolicyStatus:
             return .respond(try getPolicyStatus(bucket: bucket, requestID: requestID))
+        case .putBucketCORS:
+            return try receivePutCORS(head, bucket: bucket, requestID: requestID)
+        case .getBucketCORS:
+            return .respond(try getCORS(bucket: bucket, requestID: requestID))
+        case .deleteBucketCORS:
+            return .respond(try deleteCORS(bucket: bucket, requestID: requestID))
+        case .postObject:
+            return try receivePostObject(head, bucket: bucket, requestID: requestID)
+        case .putBucketLifecycle:
+            return try receivePutLifecycle(head, bucket: bucket, requestID: requestID)
+        case .getBucketLifecycle:
+            return .respond(try getLifecycle(bucket: bucket, requestID: requestID))
+        case .deleteBucketLifecycle:
+            return .respond(try deleteLifecycle(bucket: bucket, requestID: requestID))
+        case .putBucketNotification:
+            return try receivePutNotification(head, bucket: bucket, requestID: requestID)
+        case .getBucketNotification:
+            return .respond(try getNotification(bucket: bucket, requestID: requestID))
         case .deleteObjects:
             return try receiveDeleteObjects(head, bucket: bucket, caller: caller, requestID: requestID)
         case .getBucketConfiguration, .getObjectConfiguration, .unsupportedSubresource, .unsupportedDeleteObjects:
-            let name = query.first { S3Operation.unsupportedSubresources.contains($0.name) }?.name ?? ""
+            let name = query.first { S3Operation.unsupportedSubresources.contains($0.name) || $0.name == "lifecycle" }?.name ?? ""
             let answers = operation == .getBucketConfiguration || operation == .getObjectConfiguration
             if answers, let answer = try unconfigured(name, target: target, requestID: requestID) {
                 return .respond(answer)

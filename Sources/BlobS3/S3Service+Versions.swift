@@ -76,11 +76,13 @@ extension S3Service {
 
     /// Deletes `key` (or its version `versionID`) under `condition`, as the bucket's
     /// versioning says: unversioned as always; else a delete marker.
-    func delete(_ key: BlobKey, versionID: String?, if condition: WriteCondition?) throws -> DeleteOutcome {
+    func delete(_ key: BlobKey, versionID: String?, if condition: WriteCondition?,
+                drafting events: (String) -> EventDraft?) throws -> DeleteOutcome {
         if let versionID {
             try Self.checkVersionID(versionID)
             do {
-                let removal = try store.removeVersion(key, id: versionID, if: condition ?? .always)
+                let removal = try store.removeVersion(key, id: versionID, if: condition ?? .always,
+                                                      events: events("ObjectRemoved:Delete"))
                 let marker = removal.removed?.deleteMarker ?? false
                 return DeleteOutcome(versionID: versionID, deleteMarker: marker, markerVersionID: marker ? versionID : nil)
             } catch {
@@ -92,12 +94,12 @@ extension S3Service {
         }
         let versioning = versioning(of: key)
         guard versioning != .unversioned else {
-            try deleteObject(key, if: condition)
+            try deleteObject(key, if: condition, events: events("ObjectRemoved:Delete"))
             return DeleteOutcome()
         }
         var versioned = condition ?? .always
         versioned.versioning = versioning
-        let removal = try store.deleteMarking(key, if: versioned)
+        let removal = try store.deleteMarking(key, if: versioned, events: events("ObjectRemoved:DeleteMarkerCreated"))
         return DeleteOutcome(deleteMarker: true, markerVersionID: removal.marker?.id)
     }
 
@@ -110,7 +112,10 @@ extension S3Service {
     /// DeleteObject: 204, naming the version removed or the delete marker made.
     func deleteObject(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
                       requestID: String) throws -> HTTPResponse {
-        let outcome = try delete(try blobKey(bucket, key), versionID: Self.value("versionId", in: query), if: try Self.deleteCondition(head))
+        let blobKey = try blobKey(bucket, key)
+        let outcome = try delete(blobKey, versionID: Self.value("versionId", in: query), if: try Self.deleteCondition(head)) { name in
+            events(name, blobKey, head, requestID)
+        }
         var headers = [("x-amz-request-id", requestID)]
         if outcome.deleteMarker { headers.append(("x-amz-delete-marker", "true")) }
         if let id = outcome.versionID ?? outcome.markerVersionID { headers.append(("x-amz-version-id", id)) }

@@ -24,14 +24,18 @@ public final class S3Service: HTTPHandler {
     let hooks: BlockingHooks?
     /// Presigned URLs already verified, so a repeated one skips SigV4's work.
     let verifiedURLs = VerifiedURLs()
+    /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
+    let cors: CORSPolicy
     /// Largest clock skew accepted on a signed request, in seconds (S3's 15 minutes).
     static let maxSkew: Int64 = 15 * 60
 
     /// Serves `store` with the S3 keys of `access`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
-                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, hooks: BlockingHooks? = nil) {
+                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, hooks: BlockingHooks? = nil,
+                cors: CORSSettings = CORSSettings()) {
         self.hooks = hooks
         self.store = store
+        self.cors = CORSPolicy(cors, directory: access.directory)
         self.accessLog = accessLog
         self.access = access
         self.metrics = metrics
@@ -64,6 +68,11 @@ public final class S3Service: HTTPHandler {
         var bucketName: String?
         var objectKey: String?
         do {
+            // Before authentication: a browser sends no credentials with a preflight.
+            if CORSPolicy.isPreflight(head) {
+                try HTTPFraming.check(head)
+                return .respond(try preflight(head, requestID: requestID))
+            }
             // A presigned URL seen before comes with its query already decoded.
             let presigned = access.isOpen || head["Authorization"] != nil ? nil : VerifiedURLs.Key(head)
             let known = presigned.flatMap { verifiedURLs.entry($0, head: head) }
@@ -188,26 +197,6 @@ public final class S3Service: HTTPHandler {
         } catch StoreError.notFound {
             try requireBucket(bucket)
             throw StoreError.notFound
-        }
-    }
-}
-
-/// Request ids: 16 hex digits, unique enough to find a request in the logs.
-/// A random 32-bit prefix chosen at start, then a counter: unique within a run and across
-/// nodes, and no system call per request.
-enum RequestID {
-    private static let prefix = UInt32.random(in: 0...UInt32.max)
-    private static let counter = Atomic<UInt32>(0)
-
-    static func next() -> String {
-        let count = counter.add(1, ordering: .relaxed).newValue
-        let value = UInt64(prefix) << 32 | UInt64(count)
-        return String(unsafeUninitializedCapacity: 16) { buffer in
-            for index in 0..<16 {
-                let digit = UInt8(truncatingIfNeeded: value >> (60 - 4 * index)) & 0xF
-                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10
-            }
-            return 16
         }
     }
 }

@@ -302,21 +302,9 @@ enum SigV4 {
         hex(hmac(signingKey(secret: secret, signed), stringToSign))
     }
 
-    /// HMAC-SHA256 (RFC 2104) on OpenSSL's SHA-256: OpenSSL 3's one-shot `HMAC()` looks its
-    /// digest up through the provider on every call, which costs more than the two hashes.
+    /// HMAC-SHA256 (`hmacSHA256`).
     static func hmac(_ key: [UInt8], _ data: [UInt8]) -> [UInt8] {
-        let blockSize = 64
-        let key = key.count > blockSize ? SHA256Hasher.hash(key) : key
-        var inner = SHA256Hasher(), outer = SHA256Hasher()
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize) { pad in
-            for i in 0..<blockSize { pad[i] = (i < key.count ? key[i] : 0) ^ 0x36 }
-            inner.update(UnsafeRawBufferPointer(pad))
-            for i in 0..<blockSize { pad[i] = (i < key.count ? key[i] : 0) ^ 0x5C }
-            outer.update(UnsafeRawBufferPointer(pad))
-        }
-        data.withUnsafeBytes { inner.update($0) }
-        inner.finalize().withUnsafeBytes { outer.update($0) }
-        return outer.finalize()
+        hmacSHA256(key: key, data)
     }
 
     /// Seconds since the epoch of `YYYYMMDDTHHMMSSZ`, or nil.

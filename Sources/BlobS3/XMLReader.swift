@@ -236,9 +236,9 @@ struct XMLNode {
 
 extension XML {
     /// Reads a whole body into its root element. At most `maxChildren` elements directly under
-    /// the root (MalformedXML at the first past it), and at most 8 elements per child in all.
-    static func parse(_ body: [UInt8], maxChildren: Int) throws -> XMLNode {
-        var reader = XMLReader(maxElements: maxChildren * 8 + 8)
+    /// the root (MalformedXML at the first past it), and at most `maxPerChild` elements per child in all.
+    static func parse(_ body: [UInt8], maxChildren: Int, maxPerChild: Int = 8) throws -> XMLNode {
+        var reader = XMLReader(maxElements: maxChildren * maxPerChild + 8)
         var open: [XMLNode] = []
         var root: XMLNode?
         let handle: XMLReader.Handler = { event, path throws(S3Error) in

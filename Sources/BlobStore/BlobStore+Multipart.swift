@@ -23,8 +23,9 @@ extension BlobStore {
     public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
                                 checksum: String? = nil, owner: String? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
-        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now, expires: now + lifetime,
-                                     checksum: checksum)
+        // Idle for `lifetime` (each part moves it on), or the bucket's AbortIncompleteMultipartUpload.
+        let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now,
+                                     expires: multipartDeadline(key: key, created: now, now: now, lifetime: lifetime), checksum: checksum)
         try multipartIndex.insertMultipart(upload, owner: owner, limit: options.maxOpenUploads)
         return upload
     }
@@ -57,6 +58,9 @@ extension BlobStore {
         let descriptor = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
         let stream = PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
                                      expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
+        stream.expiry = { [self] in
+            multipartDeadline(key: upload.key, created: upload.created, now: Int64(time(nil)), lifetime: options.uploadExpiry)
+        }
         // The same part sent again stops the earlier request, whose client has likely gone (see
         // `Preemptible`): it could otherwise hold its connection and file until the timeout.
         let earlier = partsInFlight.withLock { $0.updateValue(ClaimHolder(request: stream), forKey: stream.claim)?.request }
@@ -80,7 +84,7 @@ extension BlobStore {
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
                                   reading: ((UnsafeRawBufferPointer) -> Void)? = nil,
                                   checksum: ([UploadedPart]) throws(StoreError) -> String? = { _ in nil },
-                                  if condition: WriteCondition) throws(StoreError) -> (record: BlobRecord, etag: String) {
+                                  if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> (record: BlobRecord, etag: String) {
         guard try claimUpload(upload.id) else { throw .uploadBusy }
         defer { releaseUpload(upload.id) }
         guard !wanted.isEmpty else { throw .invalidPart(number: 0) }
@@ -109,7 +113,7 @@ extension BlobStore {
         let partChecksums = chosen.compactMap(\.checksum)
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
                                        partSizes: chosen.map(\.size), partChecksums: partChecksums.count == chosen.count ? partChecksums : nil,
-                                       checksum: objectChecksum, if: condition).record
+                                       checksum: objectChecksum, if: condition, events: events).record
         let etag = "\"\(hex(etagMD5))-\(chosen.count)\""
         try multipartIndex.markCompleted(upload.id, etag: etag, checksum: objectChecksum)
         for part in stored.values { FileSystem.remove(partPath(upload.id, part)) }
@@ -201,6 +205,8 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
     private let lock = Mutex(())
     /// The part it holds in `BlobStore.partsInFlight`.
     let claim: String
+    /// When the upload expires, computed as a part is saved (`BlobStore.multipartDeadline`).
+    var expiry: (@Sendable () -> Int64)?
 
     init(store: BlobStore, upload: String, number: Int, temporary: String, descriptor: FileDescriptor,
          expectedSize: UInt64?, expectedSHA256: [UInt8]?, hasher: BodyHasher?) {
@@ -260,6 +266,8 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
                 if let previous = try store.multipartIndex.savePart(part, of: upload), previous.md5 != part.md5 {
                     FileSystem.remove(store.partPath(upload, previous))
                 }
+                // A part arrived: the upload was not idle.
+                if let expiry { try store.multipartIndex.extendMultipart(upload, until: expiry()) }
             } catch {
                 FileSystem.remove(path)
                 throw error

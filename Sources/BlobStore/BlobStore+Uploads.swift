@@ -62,7 +62,7 @@ extension BlobStore {
     /// `onlyCreate`: the caller may only create, so completing the upload never replaces a blob.
     public func beginAppend(to id: String, at offset: UInt64, length: UInt64? = nil, lifetime: Int64,
                             bodySize: UInt64? = nil, checksum: UploadAppend.Checksum? = nil,
-                            onlyCreate: Bool = false) throws(StoreError) -> UploadAppend {
+                            onlyCreate: Bool = false, events: EventDraft? = nil) throws(StoreError) -> UploadAppend {
         guard try claimUpload(id, preempting: true) else { throw .uploadBusy }
         do throws(StoreError) {
             var record = try upload(id)
@@ -99,7 +99,7 @@ extension BlobStore {
             var condition = WriteCondition.always
             condition.onlyCreate = onlyCreate
             let append = UploadAppend(store: self, record: record, descriptor: descriptor, hasher: hasher, expected: expected,
-                                      checksum: checksum, condition: condition)
+                                      checksum: checksum, condition: condition, events: events)
             holdUpload(id, by: append)
             return append
         } catch {

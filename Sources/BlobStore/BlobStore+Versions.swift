@@ -55,20 +55,22 @@ extension BlobStore {
 
     /// Deletes `key` in a bucket whose versioning is `condition.versioning` (enabled or
     /// suspended): its current version is kept (or, the `null` one when suspended, goes) and a
-    /// delete marker becomes its latest version.
-    public func deleteMarking(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+    /// delete marker becomes its latest version. `events` (if any) reports the marker, in the
+    /// same transaction.
+    public func deleteMarking(_ key: BlobKey, if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> VersionRemoval {
         let marker = BlobRecord.deleteMarker(key, id: Self.newVersion(), versioned: condition.versioning == .enabled,
                                              modified: Int64(time(nil)))
         defer { index.forget(key) }
-        let removal = try versionIndex.deleteMarking(key, marker: marker, if: condition)
+        let removal = try versionIndex.deleteMarking(key, marker: marker, if: condition, events: events)
         for version in removal.garbage { discard(version) }
         return removal
     }
 
     /// Removes version `id` of `key` (`null` for the null version); its file goes.
-    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition = .always) throws(StoreError) -> VersionRemoval {
+    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition = .always,
+                              events: EventDraft? = nil) throws(StoreError) -> VersionRemoval {
         defer { index.forget(key) }
-        let removal = try versionIndex.removeVersion(key, id: id, if: condition)
+        let removal = try versionIndex.removeVersion(key, id: id, if: condition, events: events)
         for version in removal.garbage { discard(version) }
         return removal
     }

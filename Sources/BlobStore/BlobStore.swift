@@ -51,6 +51,10 @@ public final class BlobStore: Sendable {
     let busyUploads = Mutex<[String: ClaimHolder]>([:])
     /// S3 parts being received, by `UPLOAD-NUMBER`.
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
+    /// The buckets' lifecycle rules in force (`setLifecycle`), which every read and commit asks.
+    let lifecycle = Mutex(LifecycleRules())
+    /// The `LifecycleExpiration:Delete` event of a blob the sweep removes, if a subscription wants one.
+    let expiryEvents = Mutex<(@Sendable (String, BlobKey) -> EventDraft?)?>(nil)
 
     /// Opens the data directory, creating it if needed: takes the lock, removes temp files left
     /// by a crash, opens the catalog `catalog` (which the executable chose).
@@ -195,14 +199,14 @@ public final class BlobStore: Sendable {
 
     /// The current record at `key`.
     public func record(for key: BlobKey) throws(StoreError) -> BlobRecord? {
-        try index.record(for: key)
+        try index.record(for: key).flatMap(visible)
     }
 
     /// Opens the current version at `key` for reading.
     public func open(_ key: BlobKey) throws(StoreError) -> OpenBlob {
         // A replace or delete can unlink the file between lookup and open: look up again.
         for _ in 0..<8 {
-            guard let record = try index.record(for: key) else { throw .notFound }
+            guard let record = try index.record(for: key).flatMap(visible) else { throw .notFound }
             if let blob = try open(file: record) { return blob }
         }
         throw .io(operation: "open blob \(key)", errno: ENOENT)
@@ -212,7 +216,7 @@ public final class BlobStore: Sendable {
     /// `completion` gets the record on whichever thread read it, and must not block. Open the
     /// blob with `open(_:found:)`.
     public func lookUp(_ key: BlobKey, then completion: @escaping @Sendable (Result<BlobRecord?, StoreError>) -> Void) {
-        index.record(for: key, then: completion)
+        index.record(for: key) { [self] result in completion(result.map { $0.flatMap(visible) }) }
     }
 
     /// Opens the blob `lookUp` found at `key` (or throws `.notFound`); if its file has been
@@ -232,22 +236,27 @@ public final class BlobStore: Sendable {
     /// Deletes the blob at `key` if `condition` holds for it; returns the deleted record. On a
     /// full disk the space reserve is given up for it (see `SpaceReserve`).
     @discardableResult
-    public func delete(_ key: BlobKey, if condition: WriteCondition = .always) throws(StoreError) -> BlobRecord {
+    public func delete(_ key: BlobKey, if condition: WriteCondition = .always, events: EventDraft? = nil) throws(StoreError) -> BlobRecord {
         let removed: BlobRecord
         do {
-            removed = try index.remove(key, if: condition)
+            removed = try index.remove(key, if: condition, events: events)
         } catch {
             guard error == .insufficientStorage || error == .index(.full), reserve.release() else { throw error }
             logger.warning("The disk is full: the space reserve went to a delete; writes wait until there is room for it again")
-            removed = try index.remove(key, if: condition)
+            removed = try index.remove(key, if: condition, events: events)
         }
         discard(removed.version)
+        // A blob past its deadline was gone already for every reader: its delete finds nothing.
+        guard visible(removed) != nil else { throw .notFound }
         return removed
     }
 
     /// Up to `limit` records in bytewise key order, starting with `prefix`, after `after`.
     public func list(prefix: [UInt8] = [], after: [UInt8]? = nil, limit: Int) throws(StoreError) -> [BlobRecord] {
-        try index.list(prefix: prefix, after: after, limit: limit)
+        // Blobs past their deadline are left out, and the page filled from further on.
+        try InvalidKeyRows.fill(limit: limit, after: after, rows: { (after, count) throws(StoreError) in
+            try index.list(prefix: prefix, after: after, limit: count)
+        }, key: { $0.key.bytes }, record: visible)
     }
 
     /// Puts a fsynced file in place and commits it to the index (in the same transaction as
@@ -257,18 +266,18 @@ public final class BlobStore: Sendable {
     /// name (`uploads/VERSION`) stays until the commit, so after a crash `recover()` knows which
     /// link to undo.
     func install(file: String, record: BlobRecord, completingUpload: String? = nil,
-                 if condition: WriteCondition) throws(StoreError) -> StoredBlob {
+                 if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> StoredBlob {
         reached(.beforeLink)
         try FileSystem.link(file, path(of: record))
-        return try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, then: $0) }
+        return try waitFor { commit(record, completingUpload: completingUpload, uncommitted: .file(file), if: condition, events: events, then: $0) }
     }
 
     /// Commits a fsynced file written at its place in `blobs/` (see `beginWrite`); its `pending`
     /// entry is forgotten once the commit is durable. `completion` as in `GroupCommit.commit`.
     func commitWritten(_ record: BlobRecord, pending entry: PendingWrites.Entry, if condition: WriteCondition,
-                       then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+                       events: EventDraft? = nil, then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         reached(.beforeLink)
-        commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, then: completion)
+        commit(record, completingUpload: nil, uncommitted: .pending(entry), if: condition, events: events, then: completion)
     }
 
     /// What tells `recover()` that a file in `blobs/` may not be committed: a pending entry, or
@@ -280,9 +289,11 @@ public final class BlobStore: Sendable {
 
     /// Commits the index through the group commit (which fsyncs the file's folder first), and
     /// only then drops the `uncommitted` mark. On failure the file leaves `blobs/`.
-    private func commit(_ record: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
-                        if condition: WriteCondition,
+    private func commit(_ unstamped: BlobRecord, completingUpload: String?, uncommitted: UncommittedMark,
+                        if condition: WriteCondition, events: EventDraft?,
                         then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
+        // The sweep finds the blob by this deadline (its own, or its bucket's rules').
+        var record = stamped(unstamped)
         // A content-addressed key holds only the bytes it names: no write can poison it in
         // advance (a PUT, a tus upload naming it, or anything else that commits).
         if let address = record.key.contentAddress, address != record.sha256 {
@@ -293,11 +304,11 @@ public final class BlobStore: Sendable {
         reached(.afterLink)
         // Every dialect's writes follow the bucket's versioning; a version written while it is
         // enabled has an id, else it is `null`.
-        var record = record, condition = condition
+        var condition = condition
         if condition.versioning == .unversioned { condition.versioning = versioning(of: record.key) }
         record.versioned = condition.versioning == .enabled
         // The group commit fsyncs the file's folder before the transaction (see `init`).
-        commits.commit(record, completingUpload: completingUpload, if: condition) { [self] result in
+        commits.commit(record, completingUpload: completingUpload, if: condition, events: events) { [self] result in
             switch result {
             case .failure(let error):
                 FileSystem.remove(path(of: record))

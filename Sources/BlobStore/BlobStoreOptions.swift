@@ -21,6 +21,8 @@ public struct BlobStoreOptions: Sendable {
     /// In a cluster, seconds a replaced or deleted version's file stays before it is unlinked,
     /// so that downloads in flight on other nodes finish (NFS has no open-unlink semantics).
     public var reclaimGrace: Int64 = 900
+    /// Seconds an unfinished upload (tus or multipart) may sit idle (`--upload-expiry`).
+    public var uploadExpiry: Int64 = 24 * 3600
 
     /// Creates options.
     public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0) {

@@ -64,7 +64,7 @@ public final class BlobWriteStream {
     /// `BlobIndex.commit`), or at once on this thread when the commit cannot start.
     public func commit(as key: BlobKey?, attributes: BlobAttributes, md5: [UInt8]? = nil, parts: Int? = nil,
                        partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
-                       if condition: WriteCondition = .always,
+                       timeToLive: Int64? = nil, if condition: WriteCondition = .always, events: EventDraft? = nil,
                        then completion: @escaping (Result<StoredBlob, StoreError>) -> Void) {
         let record: BlobRecord
         do throws(StoreError) {
@@ -90,15 +90,16 @@ public final class BlobWriteStream {
             // Durable before the index names it.
             try writer.sync()
             writer.close()
+            let now = Int64(time(nil))
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
-                                attributes: attributes, modified: Int64(time(nil)), md5: md5, parts: parts, partSizes: partSizes,
-                                partChecksums: partChecksums, checksum: checksum)
+                                attributes: attributes, modified: now, md5: md5, parts: parts, partSizes: partSizes,
+                                partChecksums: partChecksums, checksum: checksum, ttlExpires: timeToLive.map { now + $0 })
         } catch {
             abandon()
             completion(.failure(error))
             return
         }
-        store.commitWritten(record, pending: pending, if: condition) { [self] result in
+        store.commitWritten(record, pending: pending, if: condition, events: events) { [self] result in
             // Committed: the file is the blob's now, and must outlive this stream.
             if case .success = result { ended = true } else { abandon() }
             completion(result)
@@ -108,10 +109,11 @@ public final class BlobWriteStream {
     /// `commit(as:attributes:if:then:)`, waiting for the outcome.
     public func commit(as key: BlobKey?, attributes: BlobAttributes = BlobAttributes(), md5: [UInt8]? = nil, parts: Int? = nil,
                        partSizes: [UInt64]? = nil, partChecksums: [String]? = nil, checksum: String? = nil,
-                       if condition: WriteCondition = .always) throws(StoreError) -> StoredBlob {
+                       timeToLive: Int64? = nil, if condition: WriteCondition = .always,
+                       events: EventDraft? = nil) throws(StoreError) -> StoredBlob {
         try waitFor {
             commit(as: key, attributes: attributes, md5: md5, parts: parts, partSizes: partSizes, partChecksums: partChecksums,
-                   checksum: checksum, if: condition, then: $0)
+                   checksum: checksum, timeToLive: timeToLive, if: condition, events: events, then: $0)
         }
     }
 

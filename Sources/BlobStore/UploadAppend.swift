@@ -34,6 +34,8 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     private var ended = false
     /// What the blob's commit requires (create only, for a caller with `create`).
     private let condition: WriteCondition
+    /// The events reporting the blob's commit, if any subscription wants them.
+    private let events: EventDraft?
     /// Set when a newer request stopped this one: whether the bytes it had were kept.
     private var preemptedKeeping: Bool?
     /// What else stops the request when it is preempted (its connection is shut down).
@@ -44,8 +46,9 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
     /// the upload still lacks and the request's length). The SHA-256 goes on from `hasher` on a
     /// second thread for 1 MiB and more (`BodyHasher`), with `checksum` (tus Upload-Checksum).
     init(store: BlobStore, record: UploadRecord, descriptor: FileDescriptor, hasher: SHA256Hasher, expected: UInt64?,
-         checksum: Checksum?, condition: WriteCondition) {
+         checksum: Checksum?, condition: WriteCondition, events: EventDraft?) {
         self.store = store
+        self.events = events
         self.condition = condition
         self.record = record
         self.startOffset = record.offset
@@ -197,9 +200,11 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
+        let now = Int64(time(nil))
         let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
-                              attributes: record.attributes, modified: Int64(time(nil)))
-        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: condition)
+                              attributes: record.attributes, modified: now,
+                              ttlExpires: BlobStore.tusTimeToLive(record.metadata).map { now + $0 })
+        _ = try store.install(file: store.uploadPath(record.id), record: blob, completingUpload: record.id, if: condition, events: events)
         record.completedKey = key
     }
 

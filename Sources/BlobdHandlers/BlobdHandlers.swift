@@ -23,6 +23,8 @@ public final class BlobdHandlers: Sendable {
         public var accessLog: AccessLog.Format?
         /// Peers whose `Forwarded` / `X-Forwarded-For` the access log believes.
         public var trustedProxies: [NetworkRange]
+        /// `--cors-origin` and `--cors-allow-credentials`.
+        public var cors: CORSSettings
         /// tusd's blocking hooks (`--hook-url`); nil for none.
         public var hooks: HookSettings?
         /// Whether /ui/ serves the web page (`--no-ui` turns it off).
@@ -30,7 +32,8 @@ public final class BlobdHandlers: Sendable {
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
                     accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], webUI: Bool = true,
-                    hooks: HookSettings? = nil) {
+                    hooks: HookSettings? = nil, cors: CORSSettings = CORSSettings()) {
+            self.cors = cors
             self.hooks = hooks
             self.webUI = webUI
             self.version = version
@@ -49,12 +52,14 @@ public final class BlobdHandlers: Sendable {
     private let access: AccessPolicy
     private let logger: Logger
     private let accessLog: AccessLog?
+    private let cors: CORSSettings
     private let hooks: BlockingHooks?
 
     public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
         self.store = store
         self.access = access
         self.logger = logger
+        cors = settings.cors
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
@@ -62,12 +67,20 @@ public final class BlobdHandlers: Sendable {
         store.versioningSource.set(access.directory)
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
-                         webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks)
+                         webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks,
+                         cors: settings.cors)
+        // The store decides expiry with the buckets' lifecycle rules as the key directory reads them.
+        access.directory.onLifecycle { [store] rules in store.setLifecycle(rules) }
+        // Each blob the sweep removes gets its LifecycleExpiration:Delete event (DeleteMarkerCreated in a
+        // versioned bucket), if a subscription wants it.
+        store.setExpiryEvents { [events = access.directory.events] name, key in
+            events.draft(name, key: key, principal: "blobd", dialect: "lifecycle")
+        }
     }
 
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
     /// (it starts its own commit threads).
     public func makeS3() -> S3Service {
-        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks)
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks, cors: cors)
     }
 }

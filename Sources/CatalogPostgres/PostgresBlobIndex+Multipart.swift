@@ -83,4 +83,8 @@ extension PostgresBlobIndex {
     public func expiredMultipartUploads(now: Int64) throws(StoreError) -> [String] {
         try texts("SELECT id FROM multipart_uploads WHERE expires <= $1", [.int(now)], column: "id")
     }
+
+    public func extendMultipart(_ id: String, until expires: Int64) throws(StoreError) {
+        try execute("UPDATE multipart_uploads SET expires = $1 WHERE id = $2 AND completed_etag IS NULL", [.int(expires), .text(id)])
+    }
 }

@@ -11,6 +11,7 @@ extension PostgresBlobIndex: VersionIndex {
     static let versionColumns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums", "versioned",
+        "ttl_expires", "expires_at",
     ].joined(separator: ", ")
 
     static let versionsSchema = """
@@ -20,6 +21,7 @@ extension PostgresBlobIndex: VersionIndex {
             key bytea NOT NULL, version text NOT NULL, size bigint NOT NULL, sha256 bytea NOT NULL, content_type text NOT NULL,
             modified bigint NOT NULL, cache_control text, content_disposition text, content_encoding text, expires text,
             user_metadata text, md5 bytea, parts integer, checksum text, part_sizes text, content_language text, part_checksums text,
+            ttl_expires bigint, expires_at bigint,
             versioned boolean NOT NULL DEFAULT false, delete_marker boolean NOT NULL DEFAULT false
         );
         CREATE INDEX blob_versions_by_key ON blob_versions (key, seq);
@@ -41,6 +43,34 @@ extension PostgresBlobIndex: VersionIndex {
         if condition.versioning == .suspended { garbage += try dropNullNoncurrent(key, in: connection) }
     }
 
+    /// Deletes the key of `marker` as a DELETE does in a bucket whose versioning is `versioning`
+    /// (enabled or suspended), with the key's lock held: `current` (if any) becomes a noncurrent
+    /// version or garbage, a suspended bucket's noncurrent `null` version goes, and `marker` is
+    /// the latest version. Returns the versions made garbage (already recorded as such).
+    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning,
+                            in connection: PostgresConnection) throws(PostgresError) -> [String] {
+        let key = marker.key
+        var garbage: [String] = []
+        if let current {
+            if versioning.keeps(current) { try archive(key, in: connection) } else { garbage.append(current.version) }
+            try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
+        }
+        if versioning == .suspended { garbage += try dropNullNoncurrent(key, in: connection) }
+        try connection.execute("""
+            INSERT INTO blob_versions (key, version, size, sha256, content_type, modified, versioned, delete_marker)
+            VALUES ($1, $2, 0, $3, '', $4, $5, true)
+            """, [.bytes(key.bytes), .text(marker.version), .bytes(marker.sha256), .int(marker.modified),
+                  .text(marker.versioned ? "t" : "f")])
+        try addGarbage(garbage, in: connection)
+        return garbage
+    }
+
+    /// Takes the key's lock (as `lock`) if no other transaction holds it; false if one does.
+    static func tryLock(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) -> Bool {
+        try connection.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(encode($1::bytea, 'hex'), 25)) AS locked",
+                               [.bytes(key.bytes)]).rows.first?.bool("locked") == true
+    }
+
     private static func archive(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) {
         try connection.execute("INSERT INTO blob_versions (\(versionColumns)) SELECT \(versionColumns) FROM blobs WHERE key = $1",
                                [.bytes(key.bytes)])
@@ -58,25 +88,16 @@ extension PostgresBlobIndex: VersionIndex {
 
     // MARK: VersionIndex
 
-    public func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+    public func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition,
+                              events: EventDraft?) throws(StoreError) -> VersionRemoval {
         let result: Result<VersionRemoval, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 try Self.lock(key, in: connection)
                 let current = try Self.fetchForUpdate([key], in: connection)[key]
                 if current == nil, condition.namesSomething { return .failure(.notFound) }
                 if current != nil, let failure = condition.failure(for: current) { return .failure(failure) }
-                var garbage: [String] = []
-                if let current {
-                    if condition.versioning.keeps(current) { try Self.archive(key, in: connection) } else { garbage.append(current.version) }
-                    try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
-                }
-                if condition.versioning == .suspended { garbage += try Self.dropNullNoncurrent(key, in: connection) }
-                try connection.execute("""
-                    INSERT INTO blob_versions (key, version, size, sha256, content_type, modified, versioned, delete_marker)
-                    VALUES ($1, $2, 0, $3, '', $4, $5, true)
-                    """, [.bytes(key.bytes), .text(marker.version), .bytes(marker.sha256), .int(marker.modified),
-                          .text(marker.versioned ? "t" : "f")])
-                try Self.addGarbage(garbage, in: connection)
+                let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning, in: connection)
+                if let events { try Self.insertEvents(events, for: marker, in: connection) }
                 return .success(VersionRemoval(removed: current.map { BlobVersion(record: $0, latest: false) },
                                                marker: BlobVersion(record: marker, deleteMarker: true, latest: true), garbage: garbage))
             }
@@ -84,7 +105,8 @@ extension PostgresBlobIndex: VersionIndex {
         return try result.get()
     }
 
-    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition,
+                              events: EventDraft?) throws(StoreError) -> VersionRemoval {
         let result: Result<VersionRemoval, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 try Self.lock(key, in: connection)
@@ -112,6 +134,9 @@ extension PostgresBlobIndex: VersionIndex {
                     try connection.execute("DELETE FROM blob_versions WHERE seq = $1", [.int(seq)])
                 }
                 try Self.addGarbage(removal.garbage, in: connection)
+                if let events, let removed = removal.removed {
+                    try Self.insertEvents(events, for: removed.record, in: connection)
+                }
                 return .success(removal)
             }
         }

@@ -75,7 +75,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let record = request.record
         var existing = current[record.key]
         let condition = request.condition
-        if let failure = condition.failure(for: existing) { return .failure(failure) }
+        let now = Int64(time(nil))
+        if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         if existing == nil {
             // A suspended bucket's new `null` version replaces a noncurrent one.
             if condition.versioning == .suspended { try replace(nil, key: record.key, under: condition, garbage: &garbage, in: connection) }
@@ -87,7 +88,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             }
             // Another node created the key meanwhile: decide again against its row.
             existing = try fetchForUpdate([record.key], in: connection)[record.key]
-            if let failure = condition.failure(for: existing) { return .failure(failure) }
+            if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         }
         guard let previous = existing else { return .failure(.preconditionFailed) }
         if condition.versioning == .unversioned {
@@ -102,18 +103,20 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
+        if let events = request.events { try insertEvents(events, for: request.record, in: connection) }
         guard let upload = request.completingUpload else { return }
         try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
                                [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
     }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
                 if let failure = condition.failure(for: current) { return .failure(failure) }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                 try Self.addGarbage([current.version], in: connection)
+                if let events { try Self.insertEvents(events, for: current, in: connection) }
                 return .success(current)
             }
         }
@@ -224,7 +227,8 @@ extension CatalogOpener {
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
             let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
-            var catalog = Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, node: .shared(index))
+            var catalog = Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, events: index,
+                                  node: .shared(index))
             catalog.versions = index
             return catalog
         }

@@ -11,7 +11,7 @@ enum PostgresBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
-        "versioned",
+        "ttl_expires", "expires_at", "versioned",
     ]
 
     /// The column list, for `SELECT` and `INSERT`.
@@ -36,6 +36,7 @@ enum PostgresBlobRow {
                 optional(attributes.contentEncoding), optional(attributes.expires), optional(attributes.userMetadataText),
                 record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum),
                 optional(record.partSizesText), optional(attributes.contentLanguage), optional(record.partChecksumsText),
+                record.ttlExpires.map { .int($0) } ?? .null, record.expiresAt.map { .int($0) } ?? .null,
                 .text(record.versioned ? "t" : "f")]
     }
 
@@ -47,7 +48,8 @@ enum PostgresBlobRow {
                           attributes: PostgresBlobIndex.attributes(row, expiresColumn: "expires"), modified: row.int("modified") ?? 0,
                           md5: row.bytes("md5"), parts: row.int("parts").map { Int($0) },
                           partSizes: BlobRecord.partSizes(fromText: row.text("part_sizes")),
-                          partChecksums: BlobRecord.partChecksums(fromText: row.text("part_checksums")), checksum: row.text("checksum"))
+                          partChecksums: BlobRecord.partChecksums(fromText: row.text("part_checksums")), checksum: row.text("checksum"),
+                          ttlExpires: row.int("ttl_expires"), expiresAt: row.int("expires_at"))
         record.versioned = row.bool("versioned") ?? false
         return record
     }

@@ -9,6 +9,8 @@ enum PostgresSchema {
     /// Advisory lock keys of blobd (arbitrary, fixed).
     static let migrationLock: Int64 = 0x626C_6F62_6400_0001
     static let reclaimLock: Int64 = 0x626C_6F62_6400_0002
+    /// Held (per transaction) by the node running a batch of the expiry sweep.
+    static let expiryLock: Int64 = 0x626C_6F62_6400_0E0F
 
     static let steps: [(name: String, sql: String)] = [
         ("1-tables", """
@@ -63,6 +65,16 @@ enum PostgresSchema {
         ("7-access", PostgresAccessRow.schema),
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         ("8-bucket-access", PostgresBlobIndex.bucketAccessSchema),
+        // The event outbox, written in the transaction of the change each event reports.
+        ("9-events", PostgresBlobIndex.eventsSchema),
+        // A blob's own deadline (?ttl=, tus ttl) and the one the expiry sweep finds it by (the
+        // earlier of that and its bucket's lifecycle rules), indexed so that a sweep reads only
+        // what is due.
+        ("10-expiry", """
+            ALTER TABLE blobs ADD COLUMN ttl_expires bigint;
+            ALTER TABLE blobs ADD COLUMN expires_at bigint;
+            CREATE INDEX blobs_by_expiry ON blobs (expires_at) WHERE expires_at IS NOT NULL;
+            """),
         // Versions (S3 versioning): every existing blob is its key's `null` version.
         ("11-versions", PostgresBlobIndex.versionsSchema),
     ]

@@ -112,6 +112,18 @@ extension SQLiteBlobIndex {
         migrator.registerMigration("13-access") { db in try db.execute(sql: SQLiteAccessRow.schema) }
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
+        // The event outbox, written in the transaction of the change each event reports.
+        migrator.registerMigration("15-events") { db in try db.execute(sql: eventsSchema) }
+        // A blob's own deadline (?ttl=, tus ttl) and the one the expiry sweep finds it by (the
+        // earlier of that and its bucket's lifecycle rules), indexed so that a sweep reads only
+        // what is due.
+        migrator.registerMigration("16-expiry") { db in
+            try db.execute(sql: """
+                ALTER TABLE blobs ADD COLUMN ttl_expires INTEGER;
+                ALTER TABLE blobs ADD COLUMN expires_at INTEGER;
+                CREATE INDEX blobs_by_expiry ON blobs (expires_at) WHERE expires_at IS NOT NULL;
+                """)
+        }
         // Versions (S3 versioning): every existing blob is its key's `null` version.
         migrator.registerMigration("17-versions") { db in try db.execute(sql: versionsSchema) }
         return migrator

@@ -88,6 +88,12 @@ extension SQLiteBlobIndex {
         try run { try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM multipart_uploads WHERE expires <= ?", arguments: [now]) } }
     }
 
+    public func extendMultipart(_ id: String, until expires: Int64) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "UPDATE multipart_uploads SET expires = ? WHERE id = ? AND completed_etag IS NULL", arguments: [expires, id])
+        }
+    }
+
     /// Every unfinished upload with its owner and parts (`migrate-index`).
     public func exportMultipart() throws(StoreError) -> [(upload: MultipartUpload, owner: String?, parts: [UploadedPart])] {
         try run {

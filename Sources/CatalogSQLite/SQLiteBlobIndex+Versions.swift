@@ -11,6 +11,7 @@ extension SQLiteBlobIndex: VersionIndex {
     static let versionColumns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums", "versioned",
+        "ttl_expires", "expires_at",
     ].joined(separator: ", ")
 
     static let versionsSchema = """
@@ -20,6 +21,7 @@ extension SQLiteBlobIndex: VersionIndex {
             key BLOB NOT NULL, version TEXT NOT NULL, size INTEGER NOT NULL, sha256 BLOB NOT NULL, content_type TEXT NOT NULL,
             modified INTEGER NOT NULL, cache_control TEXT, content_disposition TEXT, content_encoding TEXT, expires TEXT,
             user_metadata TEXT, md5 BLOB, parts INTEGER, checksum TEXT, part_sizes TEXT, content_language TEXT, part_checksums TEXT,
+            ttl_expires INTEGER, expires_at INTEGER,
             versioned INTEGER NOT NULL DEFAULT 0, delete_marker INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX blob_versions_by_key ON blob_versions (key, seq);
@@ -40,6 +42,22 @@ extension SQLiteBlobIndex: VersionIndex {
         }
     }
 
+    /// Deletes the key of `marker` as a DELETE does in a bucket whose versioning is `versioning`
+    /// (enabled or suspended): `current` (if any) becomes a noncurrent version or garbage, a
+    /// suspended bucket's noncurrent `null` version goes, and `marker` is the latest version.
+    /// Returns the versions made garbage (already recorded as such).
+    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning, in db: Database) throws -> [String] {
+        var garbage: [String] = []
+        if let current {
+            if versioning.keeps(current) { try archive(marker.key, in: db) } else { garbage.append(current.version) }
+            try db.execute(sql: "DELETE FROM blobs WHERE key = ?", arguments: [Data(marker.key.bytes)])
+        }
+        if versioning == .suspended { garbage += try dropNullNoncurrent(marker.key, in: db) }
+        try insertNoncurrent(marker, deleteMarker: true, in: db)
+        for version in garbage { try addGarbage(version, in: db) }
+        return garbage
+    }
+
     /// Copies the key's current row into `blob_versions`, as its newest noncurrent version.
     private static func archive(_ key: BlobKey, in db: Database) throws {
         // A cached statement: a versioned bucket's every overwrite runs it.
@@ -57,26 +75,22 @@ extension SQLiteBlobIndex: VersionIndex {
 
     // MARK: VersionIndex
 
-    public func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+    public func deleteMarking(_ key: BlobKey, marker: BlobRecord, if condition: WriteCondition,
+                              events: EventDraft?) throws(StoreError) -> VersionRemoval {
         let result: Result<VersionRemoval, StoreError> = try write { db in
             let current = try Self.fetch(key, in: db)
             if current == nil, condition.namesSomething { return .failure(.notFound) }
             if current != nil, let failure = condition.failure(for: current) { return .failure(failure) }
-            var garbage: [String] = []
-            if let current {
-                if condition.versioning.keeps(current) { try Self.archive(key, in: db) } else { garbage.append(current.version) }
-                try db.execute(sql: "DELETE FROM blobs WHERE key = ?", arguments: [Data(key.bytes)])
-            }
-            if condition.versioning == .suspended { garbage += try Self.dropNullNoncurrent(key, in: db) }
-            try Self.insertNoncurrent(marker, deleteMarker: true, in: db)
-            for version in garbage { try Self.addGarbage(version, in: db) }
+            let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning, in: db)
+            if let events { try Self.insertEvents(events, for: marker, in: db) }
             return .success(VersionRemoval(removed: current.map { BlobVersion(record: $0, latest: false) },
                                            marker: BlobVersion(record: marker, deleteMarker: true, latest: true), garbage: garbage))
         }
         return try result.get()
     }
 
-    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition) throws(StoreError) -> VersionRemoval {
+    public func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition,
+                              events: EventDraft?) throws(StoreError) -> VersionRemoval {
         let result: Result<VersionRemoval, StoreError> = try write { db in
             let current = try Self.fetch(key, in: db)
             var removal = VersionRemoval()
@@ -101,6 +115,7 @@ extension SQLiteBlobIndex: VersionIndex {
                 try db.execute(sql: "DELETE FROM blob_versions WHERE seq = ?", arguments: [seq])
             }
             for version in removal.garbage { try Self.addGarbage(version, in: db) }
+            if let events, let removed = removal.removed { try Self.insertEvents(events, for: removed.record, in: db) }
             return .success(removal)
         }
         return try result.get()

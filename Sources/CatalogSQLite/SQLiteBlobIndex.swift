@@ -94,7 +94,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
         let record = request.record
         let current = try fetch(record.key, in: db)
-        if let failure = request.condition.failure(for: current) { return .failure(failure) }
+        if let failure = request.condition.failure(for: current?.unexpired(now: Int64(time(nil)))) { return .failure(failure) }
         if request.condition.versioning == .unversioned {
             if let current { try addGarbage(current.version, in: db) }
         } else {
@@ -105,15 +105,17 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
                 .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
         }
+        if let events = request.events { try insertEvents(events, for: record, in: db) }
         return .success(current.map { .replaced(previous: $0) } ?? .created)
     }
 
-    public func remove(_ key: BlobKey, if condition: WriteCondition) throws(StoreError) -> BlobRecord {
+    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try write { db in
             guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
             if let failure = condition.failure(for: current) { return .failure(failure) }
             try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
             try Self.addGarbage(current.version, in: db)
+            if let events { try Self.insertEvents(events, for: current, in: db) }
             return .success(current)
         }
         return try result.get()
@@ -190,7 +192,7 @@ extension CatalogOpener {
         let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys)
         // The record cache is coherent only while this process is the index's one writer.
         var catalog = Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, access: index,
-                              node: .solo(index))
+                              events: index, node: .solo(index))
         catalog.versions = index
         return catalog
     }

@@ -120,7 +120,7 @@ public struct HTTPClientResponse: Sendable {
 }
 
 /// A small HTTP/1.1 client over one TCP connection per request (`Connection: close`), for
-/// `blobd key` and the blocking hooks: one deadline for connecting, sending and the whole answer.
+/// `blobd key`, the blocking hooks and the event deliveries (`EventDelivery`): one deadline for connecting, sending and the whole answer.
 public struct HTTPClient: Sendable {
     public let url: ServerURL
     /// Seconds for the whole exchange, from connecting to the answer's last byte.

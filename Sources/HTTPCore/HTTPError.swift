@@ -29,6 +29,10 @@ public enum HTTPError: Error, Equatable, Sendable {
     case digestMismatch(String)
     /// The request conflicts with what it names (a read-only credential); the detail says how.
     case conflict(String)
+    /// A CORS preflight that no rule allows.
+    case corsNotAllowed
+    /// A bucket setting (CORS, lifecycle, ...) that is not set; the detail names it.
+    case settingNotFound(String)
 }
 
 extension HTTPError {
@@ -40,7 +44,7 @@ extension HTTPError: ClassifiedFailure {
     public var failureClass: FailureClass {
         switch self {
         case .badRequest, .malformedMessage, .unsupportedMediaType, .digestMismatch: .badRequest
-        case .noRoute: .notFound
+        case .noRoute, .settingNotFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthenticated
         case .forbidden: .forbidden
@@ -49,6 +53,7 @@ extension HTTPError: ClassifiedFailure {
         case .rangeNotSatisfiable: .rangeNotSatisfiable
         case .notImplemented: .notImplemented
         case .conflict: .conflict
+        case .corsNotAllowed: .forbidden
         }
     }
 }

@@ -23,12 +23,22 @@ public final class KeyDirectory: BucketVersioningLookup {
         var keys: [KeyRecord] = []
         /// The versioning of the buckets that ever had it on (the others are unversioned).
         var versioning: [String: BucketVersioning] = [:]
+        /// Each bucket's CORS rules, parsed once per access version.
+        var cors: [String: CORSConfiguration] = [:]
+        /// Every bucket's lifecycle rules.
+        var lifecycle = LifecycleRules()
     }
 
     private let index: Mutex<(any AccessIndex)?> = Mutex(nil)
     private let snapshot = Mutex(Snapshot())
     private let stopped = Mutex(false)
+    /// Whether some bucket has CORS rules: read on every answer, without the snapshot's lock.
+    private let anyCORS = Atomic<Bool>(false)
+    /// Told the lifecycle rules after every reload (the store, which decides expiry with them).
+    private let lifecycleSink = Mutex<(@Sendable (LifecycleRules) -> Void)?>(nil)
     private let logger = Logger(label: "blobd.keys")
+    /// The buckets' event subscriptions, read with the keys on every change of the access version.
+    public let events = EventRouter()
 
     public init() {}
 
@@ -73,13 +83,51 @@ public final class KeyDirectory: BucketVersioningLookup {
         for setting in stored where setting.name == .versioning {
             fresh.versioning[setting.bucket] = setting.value == "Enabled" ? .enabled : .suspended
         }
+        for bucket in events.update(stored) {
+            logger.warning("The event subscriptions of a bucket no longer read; it sends no events", metadata: ["bucket": "\(bucket)"])
+        }
         let settings = SettingGrants(stored)
         for unreadable in settings.unreadable {
             logger.warning("An access setting of the index no longer reads; it grants nothing", metadata: ["setting": "\(unreadable)"])
         }
         fresh.anonymous = try index.anonymousGrants().union(Grants(settings.anonymous))
         fresh.authenticated = Grants(settings.authenticated)
-        snapshot.withLock { current in if fresh.version >= current.version { current = fresh } }
+        fresh.cors = corsRules(stored)
+        let lifecycle = LifecycleSettings.rules(of: stored)
+        for unreadable in lifecycle.unreadable {
+            logger.warning("A lifecycle setting of the index no longer reads; it expires nothing", metadata: ["setting": "\(unreadable)"])
+        }
+        fresh.lifecycle = lifecycle.rules
+        let sink = lifecycleSink.withLock { $0 }
+        snapshot.withLock { current in
+            guard fresh.version >= current.version else { return }
+            current = fresh
+            anyCORS.store(!fresh.cors.isEmpty, ordering: .relaxed)
+            // Under the snapshot's lock, so that the store gets the rules in the order they were read.
+            sink?(fresh.lifecycle)
+        }
+    }
+
+    /// Every bucket's lifecycle rules, as last read.
+    public var lifecycle: LifecycleRules { snapshot.withLock { $0.lifecycle } }
+
+    /// Hands the lifecycle rules to `sink` now and after every reload.
+    public func onLifecycle(_ sink: @escaping @Sendable (LifecycleRules) -> Void) {
+        lifecycleSink.withLock { $0 = sink }
+        sink(lifecycle)
+    }
+
+    /// The CORS rules of each bucket that has some; a setting that no longer reads is left out, and logged.
+    private func corsRules(_ settings: [BucketAccessSetting]) -> [String: CORSConfiguration] {
+        var rules: [String: CORSConfiguration] = [:]
+        for setting in settings where setting.name == .cors {
+            do throws(CORSConfiguration.Invalid) {
+                rules[setting.bucket] = try CORSConfiguration(jsonText: Array(setting.value.utf8))
+            } catch {
+                logger.warning("A bucket's CORS rules no longer read; they allow nothing", metadata: ["bucket": "\(setting.bucket)"])
+            }
+        }
+        return rules
     }
 
     /// The versioning of `bucket`, as of the last reload (on every node within a second of a
@@ -110,6 +158,14 @@ public final class KeyDirectory: BucketVersioningLookup {
     /// True when the catalog has a key with this access key id and it expired.
     public func hasExpired(accessKeyID: String, now: Int64 = Int64(time(nil))) -> Bool {
         snapshot.withLock { $0.byAccessKey[accessKeyID] }?.isExpired(now: now) ?? false
+    }
+
+    /// Whether some bucket has CORS rules.
+    public var hasCORSRules: Bool { anyCORS.load(ordering: .relaxed) }
+
+    /// The CORS rules of `bucket`, nil if it has none.
+    public func corsRules(of bucket: String) -> CORSConfiguration? {
+        snapshot.withLock { $0.cors[bucket] }
     }
 
     /// Every key, as last read.

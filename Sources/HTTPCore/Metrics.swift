@@ -39,6 +39,9 @@ public final class Metrics: Sendable {
     /// The release serving, as `blobd_build_info{version=...}` shows it.
     public let version: String
 
+    /// The event queue and its deliveries (`EventMetrics`).
+    public let events = EventMetrics()
+
     /// The cluster node these metrics are of, a label on every sample; nil on a single node.
     public let node: String?
 
@@ -128,6 +131,7 @@ public final class Metrics: Sendable {
                 out += "blobd_auth_refusals_total{dialect=\"\(dialect.rawValue)\",reason=\"\(reason.rawValue)\"} \(count)\n"
             }
         }
+        out += events.render()
         if let blobs {
             family("blobd_blobs_stored", "gauge", "Blobs in the index.")
             out += "blobd_blobs_stored \(blobs.count)\n"

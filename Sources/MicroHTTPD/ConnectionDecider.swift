@@ -53,7 +53,12 @@ final class ConnectionDecider: HTTPDecider, SuspendedConnection, @unchecked Send
             }
             return nil
         }
-        if case .respond(let response) = late { response.discard() }
+        // Decided after the request was answered otherwise (a shutdown): drop what it holds.
+        switch late {
+        case .respond(let response): response.discard()
+        case .receive(let consumer): consumer.abandon()
+        case .later, .decide, nil: break
+        }
     }
 
     func answerShutdown(_ response: HTTPResponse) { decide(.respond(response)) }

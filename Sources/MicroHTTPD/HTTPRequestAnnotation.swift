@@ -23,6 +23,7 @@ public final class HTTPRequestAnnotation: Sendable {
     }
 
     private let slot = Mutex<Principal?>(nil)
+    private let bucketSlot = Mutex<String?>(nil)
 
     public init() {}
 
@@ -30,5 +31,12 @@ public final class HTTPRequestAnnotation: Sendable {
     public var principal: Principal? {
         get { slot.withLock { $0 } }
         set { slot.withLock { $0 = newValue } }
+    }
+
+    /// The bucket the request acts on when its path does not name it (a share link's), once
+    /// the handler knows; its CORS rules answer the request.
+    public var bucket: String? {
+        get { bucketSlot.withLock { $0 } }
+        set { bucketSlot.withLock { $0 = newValue } }
     }
 }

@@ -130,11 +130,16 @@ public protocol HTTPHandler: Sendable {
     func requestCompleted(_ summary: HTTPRequestSummary)
     /// The answer for a request still waiting for its response when the server shuts down.
     func shutdownResponse() -> HTTPResponse
+    /// Adds what every answer to `head` carries, whichever way it was made (CORS headers); runs
+    /// once per response, just before it is sent.
+    func finishing(_ response: inout HTTPResponse, for head: HTTPRequestHead)
 }
 
 extension HTTPHandler {
     /// Default: nothing to report.
     public func requestCompleted(_ summary: HTTPRequestSummary) {}
+    /// Default: nothing to add.
+    public func finishing(_ response: inout HTTPResponse, for head: HTTPRequestHead) {}
     /// Default: a bare 503.
     public func shutdownResponse() -> HTTPResponse {
         HTTPResponse(status: 503, headers: [("Connection", "close")])

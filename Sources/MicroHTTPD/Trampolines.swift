@@ -137,13 +137,13 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
     }
     if let pending = state.pending {
         state.pending = nil
-        return queue(pending, on: connection, state: state)
+        return queue(pending, on: connection, state: state, server: server)
     }
     if let responder = state.responder {
         // Called again after a resume: the response has arrived.
         guard let response = responder.takeOrSuspend() else { return .YES }
         state.responder = nil
-        return queue(response, on: connection, state: state)
+        return queue(response, on: connection, state: state, server: server)
     }
     guard !state.bodyFinished, let finish = state.finish else { return .YES }
     state.bodyFinished = true
@@ -156,7 +156,7 @@ let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, v
         state.responder = responder
         return .YES
     }
-    return queue(response, on: connection, state: state)
+    return queue(response, on: connection, state: state, server: server)
 }
 
 /// The first call of a request: its head is complete. Asks the handler what to do.
@@ -183,7 +183,7 @@ private func apply(_ action: HTTPRequestAction, _ state: RequestState, on connec
             state.pending = response
             return .YES
         }
-        return queue(response, on: connection, state: state)
+        return queue(response, on: connection, state: state, server: server)
     case .receive(let consumer):
         state.watched?.enter(head.hasBody ? .body : .other)
         state.consumer = consumer
@@ -238,7 +238,12 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, _, conCls, terminati
 }
 
 /// Hands `response` to libmicrohttpd for this connection.
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState) -> MHD_Result {
+/// Every answer of both dialects passes here, where the handler's `finishing` adds what every
+/// answer carries (CORS).
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, state: RequestState,
+                   server: ServerContext) -> MHD_Result {
+    var response = response
+    if let head = state.head { server.handler.finishing(&response, for: head) }
     guard let mhdResponse = makeResponse(response.body) else { return .NO }
     defer { MHD_destroy_response(mhdResponse) }
     for (name, value) in response.headers {

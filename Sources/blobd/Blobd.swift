@@ -60,6 +60,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Connections one client address may hold; 0 for no limit (BLOBD_MAX_CONNECTIONS_PER_IP; default 128).") var maxConnectionsPerIp: String?
     @Option(help: "A proxy (CIDR or address) whose X-Forwarded-For/Forwarded names the client; repeatable (BLOBD_TRUSTED_PROXY, comma-separated).") var trustedProxy: [String] = []
     @Option(help: "The URL clients reach blobd at, for Location headers (BLOBD_PUBLIC_URL; default relative links).") var publicUrl: String?
+    @Option(help: "An origin browsers may call blobd from (https://app.example), or * for any; repeatable. A bucket's own CORS rules replace these for its keys (BLOBD_CORS_ORIGINS, comma-separated; default none).") var corsOrigin: [String] = []
+    @Flag(help: "Let browsers send credentials (cookies, Authorization) cross-origin: the origin is echoed, never * (BLOBD_CORS_ALLOW_CREDENTIALS).") var corsAllowCredentials = false
     @Option(help: "Seconds requests in flight may take after SIGTERM or SIGINT; then those still waiting get 503 (BLOBD_SHUTDOWN_GRACE; default 10).") var shutdownGrace: String?
     @Option(help: "trace, debug, info, notice, warn(ing), err(or) or crit(ical) (BLOBD_LOG_LEVEL; default info).") var logLevel: String?
     @Option(help: "text or json (BLOBD_LOG_FORMAT; default text).") var logFormat: String?
@@ -70,6 +72,9 @@ struct Serve: ParsableCommand {
     @Option(help: "http:// URL of a blocking hook that takes tusd's hook requests (BLOBD_HOOK_URL; default none).") var hookUrl: String?
     @Option(help: "The hooks sent to --hook-url: pre-create, pre-finish, comma-separated (BLOBD_HOOK_EVENTS; default both).") var hookEvents: String?
     @Option(help: "How long a hook may take before the request gets 503: seconds, or 500ms (BLOBD_HOOK_TIMEOUT; default 5s).") var hookTimeout: String?
+    @Option(help: "NAME=URL: an http:// webhook that bucket subscriptions may send events to; repeatable (BLOBD_NOTIFY_WEBHOOK_<NAME>=URL).") var notifyWebhook: [String] = []
+    @Option(help: "NAME=whsec_...: sign NAME's deliveries as Standard Webhooks do; repeatable (BLOBD_NOTIFY_SECRET_<NAME>).") var notifySecret: [String] = []
+    @Option(help: "How long an undelivered event is retried before it is dropped: 90s, 24h, 7d (BLOBD_NOTIFY_RETENTION; default 7d).") var notifyRetention: String?
 
     func run() throws {
         let configuration: Configuration

@@ -16,16 +16,24 @@ enum BlobdServer {
     static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
-        let plan = configuration.bootstrapFile.map { loadBootstrap($0) }
+        let plan = configuration.bootstrapFile.map { loadBootstrap($0, targets: Set(configuration.webhookTargets.keys)) }
         let store = openStore(configuration, logger: logger)
+        access.directory.events.configure(.init(targets: Set(configuration.webhookTargets.keys), node: configuration.nodeID))
         openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
-        let (server, s3Server, commitPools) = startServers(configuration, store: store, access: access, logger: logger)
-        // Expired resumable uploads are swept at start and then periodically.
+        let (server, s3Server, commitPools, metrics) = startServers(configuration, store: store, access: access, logger: logger)
+        if !configuration.webhookTargets.isEmpty {
+            EventDelivery(outbox: store.catalog.events, targets: configuration.webhookTargets, node: configuration.nodeID,
+                          retention: configuration.notifyRetention, metrics: metrics.events, logger: logger,
+                          testing: configuration.testing).start()
+        }
+        // Expired resumable uploads are swept at start and then periodically; expired blobs
+        // every 2 seconds (`BlobStore.removeExpiredBlobs`).
         let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
+        let expirySweeper = startExpirySweeper(store)
         announce(configuration, server: server, s3Server: s3Server)
         serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server,
-                          commitPools: commitPools, access: access, logger: logger)
+                          commitPools: commitPools, access: access, logger: logger, keeping: expirySweeper)
     }
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
@@ -33,6 +41,7 @@ enum BlobdServer {
         var options = BlobStoreOptions(maxBlobSize: configuration.maxBlobSize, minFreeBytes: configuration.minFreeBytes)
         options.commitHooks = configuration.testing?.commitHooks  // crash and takeover tests only
         options.maxOpenUploads = configuration.maxOpenUploads
+        options.uploadExpiry = Int64(configuration.uploadExpiry)
         var catalog = CatalogOpener.sqlite
         if let url = configuration.indexURL {
             catalog = .postgres(url: url, connections: configuration.databaseConnections)
@@ -54,9 +63,9 @@ enum BlobdServer {
     }
 
     /// The bootstrap file, checked; a bad one stops blobd (exit 2) before anything is applied.
-    private static func loadBootstrap(_ path: String) -> BootstrapPlan {
+    private static func loadBootstrap(_ path: String, targets: Set<String>) -> BootstrapPlan {
         do throws(Bootstrap.Invalid) {
-            return try Bootstrap.load(path)
+            return try Bootstrap.checkTargets(Bootstrap.load(path), targets: targets)
         } catch {
             Announcement.write("blobd: --bootstrap \(path): \(error); nothing was applied", level: .critical)
             exit(2)
@@ -66,12 +75,22 @@ enum BlobdServer {
     /// Applies the bootstrap plan (one transaction), then serves the catalog's keys.
     private static func openKeys(_ store: BlobStore, access: AccessPolicy, bootstrap plan: BootstrapPlan?, logger: Logger) {
         do throws(StoreError) {
+            // The buckets whose lifecycle rules the plan changes: their blobs get new deadlines.
+            var changedLifecycle: [String] = []
             if let plan {
+                let before = try store.catalog.access.bucketAccess().filter { $0.name == .lifecycle }
+                changedLifecycle = plan.settings.filter { setting in
+                    setting.name == .lifecycle && !before.contains { $0.bucket == setting.bucket && $0.value == setting.value }
+                }.map(\.bucket)
                 try store.catalog.access.applyBootstrap(plan)
                 logger.info("Bootstrap applied", metadata: ["buckets.count": .stringConvertible(plan.buckets.count),
                                                             "keys.count": .stringConvertible(plan.keys.count)])
             }
             try access.directory.attach(store.catalog.access)
+            // A bootstrap file's lifecycle rules: in force at once, and the blobs of the buckets
+            // whose rules it changed stamped with their deadlines.
+            store.setLifecycle(access.directory.lifecycle)
+            for bucket in changedLifecycle { store.restampExpiryInBackground(bucket: bucket) }
         } catch StoreError.keyConflict(let detail) {
             Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
             exit(2)
@@ -93,13 +112,13 @@ enum BlobdServer {
     /// The /v1 listener and, with `--s3-listen`, the S3 one, started, and their commit pools;
     /// exits with a message when one cannot start.
     private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
-                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool]) {
+                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool], Metrics) {
         let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
             version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
             accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
-            trustedProxies: configuration.trustedProxies, webUI: !configuration.noUI, hooks: configuration.hooks),
-            logger: logger)
+            trustedProxies: configuration.trustedProxies, webUI: !configuration.noUI, hooks: configuration.hooks,
+            cors: configuration.cors), logger: logger)
         let metrics = handlers.metrics
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
@@ -122,7 +141,7 @@ enum BlobdServer {
                     logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
                 }
             }
-            return (server, s3Server, commitPools)
+            return (server, s3Server, commitPools, metrics)
         } catch {
             fail("blobd: \(error)")
         }
@@ -137,6 +156,16 @@ enum BlobdServer {
             store.removeExpiredMultipartUploads()
             store.reclaimGarbage()
         }
+        sweeper.resume()
+        return sweeper
+    }
+
+    /// Deletes blobs past their deadline now and every 2 seconds, in bounded batches through the
+    /// index on the deadline; in a cluster one node at a time does (the others' passes skip).
+    private static func startExpirySweeper(_ store: BlobStore) -> any DispatchSourceTimer {
+        let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "blobd.expiry"))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(2))
+        sweeper.setEventHandler { store.removeExpiredBlobs() }
         sweeper.resume()
         return sweeper
     }
@@ -157,7 +186,7 @@ enum BlobdServer {
     /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
     private static func serveUntilStopped(_ configuration: Configuration, store: BlobStore, sweeper: any DispatchSourceTimer,
                                           server: HTTPServer, s3Server: HTTPServer?, commitPools: [BlockingPool],
-                                          access: AccessPolicy, logger: Logger) -> Never {
+                                          access: AccessPolicy, logger: Logger, keeping expirySweeper: any DispatchSourceTimer) -> Never {
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
             switch waitForSignal() {
@@ -182,7 +211,8 @@ enum BlobdServer {
                 store.markStoppedCleanly()
                 logger.info("Stopped")
                 LogOutput.standardError.flush()
-                withExtendedLifetime((store, sweeper)) {}
+                expirySweeper.cancel()
+                withExtendedLifetime((store, sweeper, expirySweeper)) {}
                 exit(0)
             }
         }

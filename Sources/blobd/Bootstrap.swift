@@ -20,7 +20,33 @@ enum Bootstrap {
     typealias SettingParser = @Sendable (_ json: Any, _ bucket: String) throws -> String
 
     /// The settings a bucket entry may carry, by member name, each read as its admin API reads it.
-    static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [:]
+    static let settingParsers: [String: (name: BucketAccessSetting.Name, parse: SettingParser)] = [
+        "cors": (.cors, { json, _ in try CORSConfiguration(json: json).json.serialized() }),
+        "lifecycle": (.lifecycle, { json, _ in
+            do throws(LifecycleSettings.Invalid) {
+                return LifecycleSettings.json(try LifecycleSettings.rules(fromJSON: json)).serialized()
+            } catch {
+                throw Invalid(description: error.description)
+            }
+        }),
+        "notifications": (.notifications, { json, _ in
+            // The targets are checked against the configuration once it is known (`checkTargets`).
+            try NotificationConfiguration(jsonObject: json).validated(targets: nil).json
+        }),
+    ]
+
+    /// Refuses a plan whose subscriptions name a target that is not configured.
+    static func checkTargets(_ plan: BootstrapPlan, targets: Set<String>) throws(Invalid) -> BootstrapPlan {
+        for setting in plan.settings where setting.name == .notifications {
+            do throws(NotificationConfiguration.Invalid) {
+                _ = try NotificationConfiguration(json: Array(setting.value.utf8)).validated(targets: targets)
+            } catch {
+                guard case .unknownTarget(let name) = error else { throw Invalid(description: "bucket '\(setting.bucket)': notifications: \(error)") }
+                throw Invalid(description: "bucket '\(setting.bucket)': notifications: target '\(name)' is not a configured --notify-webhook")
+            }
+        }
+        return plan
+    }
 
     /// Reads and checks the file; nothing is applied yet.
     static func load(_ path: String, now: Int64 = Int64(time(nil))) throws(Invalid) -> BootstrapPlan {

@@ -30,7 +30,7 @@ struct CheckConfig: ParsableCommand {
         var bootstrap = "none"
         if let path = configuration.bootstrapFile {
             do throws(Bootstrap.Invalid) {
-                let plan = try Bootstrap.load(path)
+                let plan = try Bootstrap.checkTargets(Bootstrap.load(path), targets: Set(configuration.webhookTargets.keys))
                 bootstrap = "\(path): \(plan.buckets.count) buckets, \(plan.keys.count) keys, \(plan.anonymous.list.count) anonymous grants"
             } catch {
                 // As blobd itself: a bad bootstrap file stops it with exit 2.
@@ -56,6 +56,7 @@ struct CheckConfig: ParsableCommand {
         // BLOBD_URL and BLOBD_TOKEN are settings of `blobd key`.
         return environment.keys.filter {
             $0.hasPrefix("BLOBD_") && !$0.hasPrefix("BLOBD_TEST_") && !known.contains($0) && !AdminOptions.variables.contains($0)
+                && !$0.hasPrefix("BLOBD_NOTIFY_WEBHOOK_") && !$0.hasPrefix("BLOBD_NOTIFY_SECRET_")
         }.sorted()
     }
 
@@ -85,6 +86,6 @@ struct CheckConfig: ParsableCommand {
             "threads: \(c.threads)",
             "log-level: \(c.logLevel)",
             "log-format: \(c.logFormat)",
-        ]
+        ] + c.eventSummary
     }
 }

@@ -30,6 +30,8 @@ struct Configuration: Sendable {
     var trustedProxies: [NetworkRange] = []
     /// The outside URL of the /v1 listener, without a trailing slash; "" for relative links.
     var publicURL = ""
+    /// `--cors-origin` and `--cors-allow-credentials`.
+    var cors = CORSSettings()
     /// Seconds requests in flight may take after SIGTERM/SIGINT before they are answered 503.
     var shutdownGrace = 10.0
     /// The PostgreSQL index shared by a cluster; nil for SQLite in the data directory.
@@ -46,6 +48,10 @@ struct Configuration: Sendable {
     var testing: TestSettings?
     /// `--hook-url` and its events and timeout; nil for no blocking hooks.
     var hooks: HookSettings?
+    /// `--notify-webhook` targets by name.
+    var webhookTargets: [String: WebhookTarget] = [:]
+    /// `--notify-retention`: seconds an undelivered event is retried before it is dropped.
+    var notifyRetention = 7 * 86400
 
     /// The process's environment. Every subcommand's settings come through here: this is the
     /// one place blobd reads its environment.
@@ -131,6 +137,12 @@ struct TestSettings: Sendable {
     var crashAt: CommitStep?
     var commitDelay = 0.0
     var migrationDelay = 0.0
+    /// A step of an event's delivery to SIGKILL at (`EventDelivery.Step`).
+    var eventCrashAt: String?
+    /// Seconds of the first retry's wait, instead of 1.
+    var eventBackoff: Double?
+    /// Seconds of a delivery lease, instead of 30.
+    var eventLease: Double?
 
     /// Nil when no test setting is given, and always in a release build.
     init?(environment: [String: String]) {
@@ -138,7 +150,12 @@ struct TestSettings: Sendable {
         crashAt = environment["BLOBD_TEST_CRASH_AT"].flatMap(CommitStep.init)
         commitDelay = environment["BLOBD_TEST_COMMIT_DELAY"].flatMap(Double.init) ?? 0
         migrationDelay = environment["BLOBD_TEST_MIGRATION_DELAY"].flatMap(Double.init) ?? 0
-        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 { return nil }
+        eventCrashAt = environment["BLOBD_TEST_EVENT_CRASH_AT"]
+        eventBackoff = environment["BLOBD_TEST_EVENT_BACKOFF"].flatMap(Double.init)
+        eventLease = environment["BLOBD_TEST_EVENT_LEASE"].flatMap(Double.init)
+        if crashAt == nil && commitDelay <= 0 && migrationDelay <= 0 && eventCrashAt == nil && eventBackoff == nil && eventLease == nil {
+            return nil
+        }
         #else
         return nil
         #endif
@@ -177,7 +194,10 @@ extension Serve {
         }
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
+        try resolveCORS(&c, environment: environment)
         c.hooks = try resolveHooks(value)
+        try c.resolveEvents(webhooks: notifyWebhook, secrets: notifySecret, retention: value(notifyRetention, "notify-retention"),
+                            environment: environment)
         return c
     }
 
@@ -197,6 +217,22 @@ extension Serve {
         }
         if let v = value(reclaimGrace, "reclaim-grace") { c.reclaimGrace = Int64(try SettingParsers.wholeSeconds(v, "reclaim-grace")) }
         if let v = value(dbConnections, "db-connections") { c.databaseConnections = try Configuration.parseNumber(v, "db-connections", min: 1) }
+    }
+
+    /// --cors-origin (each an origin, `scheme://host[:port]`, with at most one `*`) and --cors-allow-credentials.
+    private func resolveCORS(_ c: inout Configuration, environment: [String: String]) throws {
+        let texts = corsOrigin.isEmpty ? environment["BLOBD_CORS_ORIGINS"].map { [$0] } ?? [] : corsOrigin
+        for text in texts.flatMap({ $0.split(separator: ",") }) {
+            let origin = text.trimmingCharacters(in: .whitespaces)
+            guard origin == "*" || (origin.contains("://") && origin.filter({ $0 == "*" }).count <= 1 && !origin.hasSuffix("/")
+                                    && origin.utf8.allSatisfy({ (0x21...0x7E).contains($0) })) else {
+                throw Configuration.Invalid(description: "--cors-origin must be * or an origin such as https://app.example:8443 "
+                                            + "(one * at most, no path), got '\(origin)'")
+            }
+            c.cors.origins.append(origin)
+        }
+        c.cors.allowCredentials = try corsAllowCredentials
+            || Configuration.parseBool(environment["BLOBD_CORS_ALLOW_CREDENTIALS"] ?? "", "cors-allow-credentials")
     }
 
     /// --threads, --log-level, --log-format.

@@ -57,10 +57,23 @@ import Testing
         Row("POST", "/b", ["policy"], .methodNotAllowed),
         Row("PUT", "/b", ["policyStatus"], .methodNotAllowed),
         Row("GET", "/b", ["policy", "tagging"], .getBucketConfiguration),
-        Row("PUT", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("PUT", "/b", ["lifecycle"], .putBucketLifecycle),
+        Row("GET", "/b", ["lifecycle"], .getBucketLifecycle),
+        Row("DELETE", "/b", ["lifecycle"], .deleteBucketLifecycle),
+        Row("POST", "/b", ["lifecycle"], .unsupportedSubresource),
+        Row("GET", "/b", ["lifecycle", "tagging"], .getBucketConfiguration),
+        Row("PUT", "/b/k", ["lifecycle"], .unsupportedSubresource),
+        Row("PUT", "/b", ["notification"], .putBucketNotification),
+        Row("GET", "/b", ["notification"], .getBucketNotification),
+        Row("DELETE", "/b", ["notification"], .methodNotAllowed),
+        Row("PUT", "/b/k", ["notification"], .unsupportedSubresource),
         Row("HEAD", "/b", .headBucket),
         Row("DELETE", "/b", .deleteBucket),
-        Row("DELETE", "/b", ["cors"], .unsupportedSubresource),
+        Row("DELETE", "/b", ["cors"], .deleteBucketCORS),
+        Row("PUT", "/b", ["cors"], .putBucketCORS),
+        Row("GET", "/b", ["cors"], .getBucketCORS),
+        Row("POST", "/b", ["cors"], .methodNotAllowed),
+        Row("GET", "/b/k", ["cors"], .unsupportedSubresource),
         Row("GET", "/b", .listObjects),
         Row("GET", "/b", ["list-type", "prefix"], .listObjects),
         Row("GET", "/b", ["versions"], .listObjects),
@@ -75,7 +88,7 @@ import Testing
         Row("POST", "/b", ["delete", "tagging"], .unsupportedDeleteObjects),
         Row("POST", "/b", ["lifecycle", "delete"], .unsupportedDeleteObjects),
         Row("POST", "/b", ["tagging"], .unsupportedSubresource),
-        Row("POST", "/b", .methodNotAllowed),
+        Row("POST", "/b", .postObject),
         Row("PATCH", "/b", .methodNotAllowed),
         // Objects.
         Row("PUT", "/b/k", .putObject),
@@ -129,19 +142,22 @@ import Testing
     /// What each operation needs of the caller's grants: reads read the key, deletes delete it,
     /// uploads (and aborting or listing their parts) write it; bucket operations need a grant in
     /// the bucket, or over all of it to delete or configure it; listings read every key under
-    /// their prefix. CreateBucket decides itself (BucketAlreadyExists or AccessDenied).
+    /// their prefix. CreateBucket decides itself (BucketAlreadyExists or AccessDenied), and so
+    /// does POST Object (its form names the key, and its policy's signature the caller).
     @Test(arguments: rows) func requirements(_ row: Row) {
         let key = Array("b/k".utf8)
         let action: Grant.Action = row.method == "GET" || row.method == "HEAD" ? .read : row.method == "DELETE" ? .delete : .write
         let expected: AccessRequirement = switch row.operation {
         case .listBuckets: .someGrant
-        case .createBucket: .nothing
+        case .createBucket, .postObject: .nothing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
             .bucket("b")
-        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy: .wholeBucket(.admin, "b")
+        case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
+            .wholeBucket(.admin, "b")
         case .putObjectACL: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
         case .unsupportedSubresource, .methodNotAllowed:

@@ -1,6 +1,8 @@
 """A TCP proxy the browser test can cut: every connection through it closes at once when
-`cut()` is called (or, armed, once `limit` bytes went upstream), like a lost network."""
-import socket, threading
+`cut()` is called (or, armed, once `limit` bytes went upstream), like a lost network. `drop()`
+closes the open connections (and, for a moment, new ones), then accepts again, and `rate`
+(bytes a second upstream) makes an upload slow enough to pause or cancel it halfway."""
+import socket, threading, time
 
 
 class CuttableProxy:
@@ -12,7 +14,8 @@ class CuttableProxy:
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.sockets, self.lock = [], threading.Lock()
-        self.sent, self.limit, self.closed = 0, None, threading.Event()
+        self.sent, self.limit, self.rate, self.closed = 0, None, None, threading.Event()
+        self.refuse_until = 0
         threading.Thread(target=self.accept, daemon=True).start()
 
     def accept(self):
@@ -21,6 +24,9 @@ class CuttableProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if time.monotonic() < self.refuse_until:
+                client.close()
+                continue
             server = socket.create_connection(self.upstream)
             with self.lock:
                 self.sockets += [client, server]
@@ -34,6 +40,8 @@ class CuttableProxy:
                 if not data:
                     break
                 target.sendall(data)
+                if upstream and self.rate:
+                    time.sleep(len(data) / self.rate)
                 if upstream:
                     with self.lock:
                         self.sent += len(data)
@@ -49,6 +57,19 @@ class CuttableProxy:
                     s.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+
+    def drop(self, outage=0):
+        """Closes every open connection; new ones are closed at once for `outage` seconds, then
+        accepted again (longer than a browser's own silent retry of the request)."""
+        self.refuse_until = time.monotonic() + outage
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+        for s in sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
 
     def cut(self):
         """Closes the listener and every connection."""

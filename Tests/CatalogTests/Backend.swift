@@ -8,7 +8,7 @@ import Testing
 @testable import CatalogSQLite
 
 /// Everything a catalog backend implements: blob records, buckets, tus uploads, multipart, access.
-typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex & AccessIndex & VersionIndex
+typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex & AccessIndex & EventOutbox & VersionIndex
 
 /// A catalog backend the conformance suite runs against. A new backend runs every test of the
 /// suite by being added to `all`.
@@ -258,8 +258,8 @@ enum Condition: Sendable, CustomStringConvertible {
 
 extension CommitRequest {
     /// A request to store `record` if `condition` holds.
-    init(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition) {
-        self.init(record, completingUpload: completingUpload, if: condition.writeCondition)
+    init(_ record: BlobRecord, completingUpload: String? = nil, when condition: Condition, events: EventDraft? = nil) {
+        self.init(record, completingUpload: completingUpload, if: condition.writeCondition, events: events)
     }
 }
 

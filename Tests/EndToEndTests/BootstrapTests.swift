@@ -53,6 +53,13 @@ import Testing
         (#"{"keys": [{"name": "x", "grants": [], "access_key_id": "ONLYTHEID123"}]}"#, "together"),
         (#"{"keys": [{"name": "x", "grants": []}, {"name": "x", "grants": []}]}"#, "two keys are named 'x'"),
         (#"{"buckets": [{"name": "fine"}], "lifecycle": []}"#, "unknown member 'lifecycle'"),
+        (#"{"buckets": [{"name": "bkt", "cors": {"rules": [{"allowed_origins": ["*"], "allowed_methods": ["PATCH"]}]}}]}"#,
+         "bucket 'bkt': cors: Found unsupported HTTP method in CORS config. Unsupported method is PATCH"),
+        (#"{"buckets": [{"name": "bkt", "cors": {"rules": []}}]}"#, "needs at least one rule"),
+        (#"{"buckets": [{"name": "bkt", "cors": {"rules": [{"allowed_origins": ["*"], "allowed_methods": ["GET"], "max_age_seconds": true}]}}]}"#,
+         "'max_age_seconds' is a whole number"),
+        (#"{"buckets": [{"name": "fine", "lifecycle": {"rules": [{"status": "Enabled", "expiration_days": 0}]}}]}"#,
+         "bucket 'fine': lifecycle: 'expiration_days' must be a positive integer"),
     ])
     func aBadFileExits2AndAppliesNothing(_ text: String, _ message: String) throws {
         let dir = TempDir()

@@ -4,7 +4,9 @@ import Testing
 
 /// The web page at /ui/ (issue 24) in headless Chromium, driven by Selenium
 /// (Tests/Browser/ui_page_test.py): log in, browse 3,000 keys, a 200 MiB upload cut halfway and
-/// resumed after a reload, previews, delete, a read-only token, share links, an admin's new key.
+/// resumed after a reload, drag and drop, pause/resume/cancel and the retry after a lost connection,
+/// previews (image, audio and video with a seek, PDF, text), the keyboard (Tab stops and their
+/// names, the dialogs), delete, a read-only token, share links, an admin's new key.
 /// Screenshots of the main views go to .build/ui-screenshots (docs/screenshots holds a copy).
 /// Also `/v1/admin/buckets/B/public` with a real client.
 @Suite(.serialized) struct WebPageTests {
@@ -25,8 +27,9 @@ import Testing
 
     @Test(.timeLimit(.minutes(6))) func pageInChromium() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") else {
-            Issue.record("chromium and chromium-driver are not installed: `make test` installs them")
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else {
+            Issue.record("chromium, chromium-driver or ffmpeg (the test video) is not installed: `make test` installs them")
             return
         }
         let (blobd, dir) = try Self.start()
@@ -39,10 +42,26 @@ import Testing
         let output = String(decoding: result.stdout, as: UTF8.self)
         #expect(result.status == 0, "\(output)\n\(result.stderr)")
         #expect(output.contains("all steps passed"), "\(output)")
-        // The media preview's seek went out as range requests on the page's share link.
-        let ranged = blobd.stderr.split(separator: "\n").filter { $0.contains("/s/") && $0.contains("http.status=206") }
-        #expect(ranged.count >= 2, "the player's first range and the seek's: \(ranged)")
-        for name in ["login", "browse", "upload", "details", "read-only", "share", "shares", "keys", "bucket-settings"] {
+        let log = blobd.stderr.split(separator: "\n")
+        // Each media preview's seek went out as range requests on the page's share link of it
+        // (`ranged-key KEY /s/ID` lines; the access log names the link as the principal).
+        let ranged = output.split(separator: "\n").filter { $0.hasPrefix("ranged-key ") }.map { $0.split(separator: " ") }
+        #expect(ranged.map { String($0[1]) }.sorted() == ["photos/clip.mp4", "photos/tone.wav"], "\(output)")
+        for line in ranged where line.count == 3 {
+            let share = "principal=share:" + line[2].dropFirst("/s/".count)
+            let answers = log.filter { $0.contains("http.route=/s/{id} ") && $0.contains("http.status=206 ") && $0.split(separator: " ").contains(Substring(share)) }
+            #expect(answers.count >= 2, "\(line[1]): the player's first range and the seek's: \(answers)")
+        }
+        // A cancelled upload was terminated with tus's DELETE.
+        let cancelled = output.split(separator: "\n").filter { $0.hasPrefix("terminated-upload ") }.map { $0.split(separator: " ")[1] }
+        #expect(cancelled == ["inbox/cancelled.bin"], "\(output)")
+        let terminations = log.filter { $0.contains("http.method=DELETE") && $0.contains("/v1/uploads/") && $0.contains("http.status=204") }
+        #expect(terminations.count == 1, "one tus DELETE answered 204: \(terminations)")
+        // Every other upload finished, so no partial upload is left on disk.
+        let partial = try FileManager.default.contentsOfDirectory(atPath: blobd.dataDir + "/uploads")
+        #expect(partial.isEmpty, "upload files left: \(partial)")
+        for name in ["login", "browse", "upload", "upload-controls", "new-folder", "details", "video", "pdf", "read-only", "share", "shares",
+                     "keys", "bucket-settings"] {
             #expect(FileManager.default.fileExists(atPath: screenshots + "/\(name).png"), "screenshot \(name)")
         }
     }

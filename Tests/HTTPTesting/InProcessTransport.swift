@@ -14,7 +14,8 @@ struct InProcessTransport: Sendable {
 
     func send(_ request: TestRequest) throws -> TestResponse {
         let head = HTTPRequestHead(method: request.method, target: Array(request.target.utf8), headers: request.headers)
-        let response = try answer(handler.handle(head), body: request.body)
+        var response = try answer(handler.handle(head), body: request.body)
+        handler.finishing(&response, for: head)
         let bodyBytes = try read(response.body, sent: request.method != "HEAD")
         handler.requestCompleted(HTTPRequestSummary(
             head: head, status: response.status, bytesReceived: UInt64(request.body.count),

@@ -1,0 +1,28 @@
+import BlobCore
+
+/// The event outbox (DESIGN.md §6, "The outbox is part of the commit"): rows written by
+/// `BlobIndex.commit(_:)` and `remove(_:if:events:)` in the transaction of the change they
+/// report, then claimed, sent and deleted by each node's delivery loop. Times are milliseconds
+/// since the epoch.
+public protocol EventOutbox: Sendable {
+    /// Claims up to `limit` events due at `now` for `node` until `leaseUntil`: only the oldest
+    /// event of each (target, key), so that a later event for a key waits until the earlier one
+    /// is gone; events leased by another node until after `now` are skipped (on PostgreSQL with
+    /// `FOR UPDATE SKIP LOCKED`); this node's own leases are taken again. In id order.
+    func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent]
+    /// Deletes delivered (or dropped) events, in one transaction.
+    func removeEvents(_ ids: [Int64]) throws(StoreError)
+    /// Releases a claimed event for another attempt at `nextAttempt`, counting the attempt.
+    func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError)
+    /// Up to `limit` events in id order after `after`, and how many there are in all.
+    func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int)
+    /// Per target: how many events are pending, and when the oldest was made.
+    func eventQueueStats() throws(StoreError) -> [String: (count: Int, oldest: Int64)]
+}
+
+extension EventOutbox {
+    /// Deletes one delivered (or dropped) event.
+    public func removeEvent(_ id: Int64) throws(StoreError) {
+        try removeEvents([id])
+    }
+}

@@ -1,0 +1,181 @@
+/// A webhook target and the subscription (its S3 `configurationId`) that sends an event there.
+public struct EventTarget: Sendable, Hashable {
+    /// The `--notify-webhook` name.
+    public var target: String
+    /// The subscription's id.
+    public var configurationID: String
+
+    public init(target: String, configurationID: String) {
+        self.target = target
+        self.configurationID = configurationID
+    }
+}
+
+/// What the HTTP layer knows of an event before the catalog commits the change it reports: the
+/// targets whose subscriptions match, the event's name and who asked. The catalog renders the
+/// payload (`payload(for:...)`) inside the transaction that makes the change, with the record it
+/// stored or removed and a sequencer, and writes one outbox row per target. A request that
+/// matches no subscription carries no draft, and writes nothing more.
+public struct EventDraft: Sendable, Equatable {
+    /// S3's name without `s3:`: `ObjectCreated:Put`, `ObjectRemoved:Delete`, ...
+    public var name: String
+    public var targets: [EventTarget]
+    /// The caller's principal name (`key:ID`, `anonymous`, ...).
+    public var principal: String
+    public var requestID: String
+    public var sourceIP: String
+    /// `v1`, `tus` or `s3`.
+    public var dialect: String
+    public var node: String
+    public var region: String
+
+    public init(name: String, targets: [EventTarget], principal: String, requestID: String, sourceIP: String,
+                dialect: String, node: String, region: String = "us-east-1") {
+        self.name = name
+        self.targets = targets
+        self.principal = principal
+        self.requestID = requestID
+        self.sourceIP = sourceIP
+        self.dialect = dialect
+        self.node = node
+        self.region = region
+    }
+
+    /// The S3 event message (`{"Records": [...]}`) reporting `record` (stored, or removed for
+    /// `ObjectRemoved:*`) to `target`, at `millis` since the epoch; `sequencer` grows per key.
+    public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64, millis: Int64) -> String {
+        let raw = record.key.rawValue
+        let slash = raw.firstIndex(of: "/")
+        let bucket = slash.map { String(raw[..<$0]) } ?? raw
+        let objectKey = slash.map { String(raw[raw.index(after: $0)...]) } ?? ""
+        let etag = WriteCondition.TagScheme.content.tag(of: record)
+        let removed = name.hasPrefix("ObjectRemoved")
+        var object = "\"key\":\(EventJSON.string(EventJSON.s3KeyEncoding(objectKey)))"
+        if !removed { object += ",\"size\":\(record.size),\"eTag\":\(EventJSON.string(etag))" }
+        // A version written while its bucket's versioning was enabled (a delete marker too) is named.
+        if record.versioned { object += ",\"versionId\":\(EventJSON.string(record.version))" }
+        object += ",\"sequencer\":\"\(EventJSON.sequencer(sequencer))\""
+        let s3 = "{\"s3SchemaVersion\":\"1.0\",\"configurationId\":\(EventJSON.string(target.configurationID)),"
+            + "\"bucket\":{\"name\":\(EventJSON.string(bucket)),\"ownerIdentity\":{\"principalId\":\"blobd\"},"
+            + "\"arn\":\(EventJSON.string("arn:aws:s3:::" + bucket))},\"object\":{\(object)}}"
+        let blobd = "{\"sha256\":\"\(hex(record.sha256))\",\"dialect\":\(EventJSON.string(dialect)),"
+            + "\"node\":\(EventJSON.string(node)),\"version\":\(EventJSON.string(record.version))}"
+        let entry = "{\"eventVersion\":\"2.1\",\"eventSource\":\"blobd:s3\",\"awsRegion\":\(EventJSON.string(region)),"
+            + "\"eventTime\":\"\(EventJSON.isoTime(millis: millis))\",\"eventName\":\(EventJSON.string(name)),"
+            + "\"userIdentity\":{\"principalId\":\(EventJSON.string(principal))},"
+            + "\"requestParameters\":{\"sourceIPAddress\":\(EventJSON.string(sourceIP))},"
+            + "\"responseElements\":{\"x-amz-request-id\":\(EventJSON.string(requestID)),\"x-amz-id-2\":\(EventJSON.string(node))},"
+            + "\"s3\":\(s3),\"blobd\":\(blobd)}"
+        return "{\"Records\":[\(entry)]}"
+    }
+
+    /// The bucket of a key: its first segment (nil when it has no slash, as a content address).
+    public static func bucket(of key: BlobKey) -> Substring? {
+        let raw = key.rawValue
+        guard let slash = raw.firstIndex(of: "/") else { return nil }
+        return raw[..<slash]
+    }
+}
+
+/// An event of the outbox, as the catalog keeps it until it is delivered.
+public struct OutboxEvent: Sendable, Equatable {
+    public var id: Int64
+    public var target: String
+    public var bucket: String
+    public var key: [UInt8]
+    /// The event's name (`ObjectCreated:Put`).
+    public var event: String
+    /// The message sent, `{"Records": [...]}`.
+    public var payload: String
+    /// Milliseconds since the epoch.
+    public var created: Int64
+    public var attempts: Int
+    public var nextAttempt: Int64
+
+    public init(id: Int64, target: String, bucket: String, key: [UInt8], event: String, payload: String, created: Int64,
+                attempts: Int, nextAttempt: Int64) {
+        self.id = id
+        self.target = target
+        self.bucket = bucket
+        self.key = key
+        self.event = event
+        self.payload = payload
+        self.created = created
+        self.attempts = attempts
+        self.nextAttempt = nextAttempt
+    }
+}
+
+/// The little JSON an event message needs, without Foundation.
+public enum EventJSON {
+    /// A JSON string literal.
+    public static func string(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let digits = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// A key as S3 event messages carry it: URL-encoded, a space as `+`, `/` kept.
+    public static func s3KeyEncoding(_ key: String) -> String {
+        var out = ""
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "*"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                out += "+"
+            default:
+                let digits = String(byte, radix: 16, uppercase: true)
+                out += "%" + (digits.count == 1 ? "0" : "") + digits
+            }
+        }
+        return out
+    }
+
+    /// A sequencer: 16 upper-case hex digits, so that they sort as they grow.
+    public static func sequencer(_ value: Int64) -> String {
+        let digits = String(UInt64(bitPattern: value), radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// `2026-11-27T07:23:22.123Z`.
+    public static func isoTime(millis: Int64) -> String {
+        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+        let fraction = millis - seconds * 1000
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let rest = seconds - days * 86400
+        let (year, month, day) = civil(fromDays: days)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millisText = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
+        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60)).\(millisText)Z"
+    }
+
+    /// Howard Hinnant's days-to-civil.
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

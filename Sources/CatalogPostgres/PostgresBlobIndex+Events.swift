@@ -1,0 +1,89 @@
+import BlobCatalog
+import BlobCore
+import Foundation
+import PostgresClient
+
+/// The event outbox in PostgreSQL (`EventOutbox`), shared by the nodes: a claim locks the rows
+/// it takes with `FOR UPDATE SKIP LOCKED` and leases them to its node, so each event has one
+/// deliverer at a time, and a dead node's leases run out for another to take over.
+extension PostgresBlobIndex: EventOutbox {
+    static let eventsSchema = """
+        CREATE TABLE events (
+            id bigserial PRIMARY KEY, target text NOT NULL, bucket text NOT NULL, key bytea NOT NULL, event text NOT NULL,
+            payload text NOT NULL, created bigint NOT NULL, attempts integer NOT NULL DEFAULT 0, next_attempt bigint NOT NULL,
+            claimed_by text, lease_until bigint
+        );
+        CREATE INDEX events_by_target_key ON events (target, key, id);
+        """
+
+    /// One row per target of `draft`, in the caller's transaction, after the key's row is
+    /// locked: the id drawn here (the payload's sequencer) grows per key.
+    static func insertEvents(_ draft: EventDraft, for record: BlobRecord, in connection: PostgresConnection) throws(PostgresError) {
+        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
+        for target in draft.targets {
+            guard let id = try connection.execute("SELECT nextval('events_id_seq') AS id").rows.first?.int("id") else {
+                throw .failed(sqlState: "XX000", message: "no id for an event")
+            }
+            let payload = draft.payload(for: record, target: target, sequencer: id, millis: millis)
+            try connection.execute("""
+                INSERT INTO events (id, target, bucket, key, event, payload, created, next_attempt) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                """, [.int(id), .text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name), .text(payload), .int(millis)])
+        }
+    }
+
+    public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                let rows = try connection.execute("""
+                    SELECT \(Self.eventColumns) FROM events e
+                    WHERE e.next_attempt <= $1 AND (e.lease_until IS NULL OR e.lease_until < $1 OR e.claimed_by = $2)
+                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
+                    ORDER BY e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED
+                    """, [.int(now), .text(node), .int(Int64(limit))]).rows
+                let events = rows.compactMap(Self.event(from:))
+                if !events.isEmpty {
+                    try connection.execute("UPDATE events SET claimed_by = $1, lease_until = $2 WHERE id = ANY($3::bigint[])",
+                                           [.text(node), .int(leaseUntil), .text("{" + events.map { String($0.id) }.joined(separator: ",") + "}")])
+                }
+                return events
+            }
+        }
+    }
+
+    public func removeEvents(_ ids: [Int64]) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        try execute("DELETE FROM events WHERE id = ANY($1::bigint[])", [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
+    }
+
+    public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {
+        try execute("UPDATE events SET attempts = $1, next_attempt = $2, claimed_by = NULL, lease_until = NULL WHERE id = $3",
+                    [.int(Int64(attempts)), .int(nextAttempt), .int(id)])
+    }
+
+    public func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int) {
+        let events = try rows("SELECT \(Self.eventColumns) FROM events e WHERE id > $1 ORDER BY id LIMIT $2",
+                              [.int(after ?? 0), .int(Int64(limit))]).compactMap(Self.event(from:))
+        let total = try rows("SELECT COUNT(*) AS n FROM events", []).first?.int("n") ?? 0
+        return (events, Int(total))
+    }
+
+    public func eventQueueStats() throws(StoreError) -> [String: (count: Int, oldest: Int64)] {
+        var stats: [String: (count: Int, oldest: Int64)] = [:]
+        for row in try rows("SELECT target, COUNT(*) AS n, MIN(created) AS oldest FROM events GROUP BY target", []) {
+            guard let target = row.text("target"), let count = row.int("n"), let oldest = row.int("oldest") else { continue }
+            stats[target] = (Int(count), oldest)
+        }
+        return stats
+    }
+
+    private static let eventColumns = "e.id, e.target, e.bucket, e.key, e.event, e.payload, e.created, e.attempts, e.next_attempt"
+
+    private static func event(from row: PostgresRow) -> OutboxEvent? {
+        guard let id = row.int("id"), let target = row.text("target"), let bucket = row.text("bucket"), let key = row.bytes("key"),
+              let event = row.text("event"), let payload = row.text("payload"), let created = row.int("created"),
+              let attempts = row.int("attempts"), let next = row.int("next_attempt") else { return nil }
+        return OutboxEvent(id: id, target: target, bucket: bucket, key: key, event: event, payload: payload, created: created,
+                           attempts: Int(attempts), nextAttempt: next)
+    }
+}

@@ -1,0 +1,40 @@
+import BlobCore
+import Foundation
+import Testing
+
+/// The S3 event message an outbox row carries: exact JSON, keys encoded as S3 encodes them,
+/// times and sequencers.
+@Suite struct EventPayloadTests {
+    @Test func keysAreEncodedAsS3Does() {
+        #expect(EventJSON.s3KeyEncoding("dir/a b+c%é.txt") == "dir/a+b%2Bc%25%C3%A9.txt")
+        #expect(EventJSON.s3KeyEncoding("A-z_0.9*~:=") == "A-z_0.9*%7E%3A%3D")
+        #expect(EventJSON.s3KeyEncoding("") == "")
+    }
+
+    @Test func timesAndSequencers() {
+        #expect(EventJSON.isoTime(millis: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(EventJSON.isoTime(millis: 1_795_852_800_007) == "2026-11-28T08:00:00.007Z")
+        #expect(EventJSON.isoTime(millis: 951_782_400_123) == "2000-02-29T00:00:00.123Z")
+        #expect(EventJSON.isoTime(millis: -1) == "1969-12-31T23:59:59.999Z")
+        #expect(EventJSON.sequencer(255) == "00000000000000FF")
+        #expect(EventJSON.sequencer(1) < EventJSON.sequencer(16))
+        #expect(EventJSON.string("a\"b\\c\n\u{1}é") == "\"a\\\"b\\\\c\\n\\u0001é\"")
+    }
+
+    @Test func payloadIsTheS3EventMessage() throws {
+        let record = BlobRecord(key: try BlobKey("photos/a b.jpg"), version: "v1", size: 11, sha256: Array(repeating: 0xAB, count: 32),
+                                contentType: "image/jpeg", modified: 0)
+        let draft = EventDraft(name: "ObjectCreated:Put", targets: [EventTarget(target: "t", configurationID: "c")],
+                               principal: "key:k", requestID: "R1", sourceIP: "10.0.0.1", dialect: "v1", node: "n1")
+        let text = draft.payload(for: record, target: draft.targets[0], sequencer: 10, millis: 86_400_000)
+        let sha = String(repeating: "ab", count: 32)
+        #expect(text == #"{"Records":[{"eventVersion":"2.1","eventSource":"blobd:s3","awsRegion":"us-east-1","#
+                + #""eventTime":"1970-01-02T00:00:00.000Z","eventName":"ObjectCreated:Put","userIdentity":{"principalId":"key:k"},"#
+                + #""requestParameters":{"sourceIPAddress":"10.0.0.1"},"responseElements":{"x-amz-request-id":"R1","x-amz-id-2":"n1"},"#
+                + #""s3":{"s3SchemaVersion":"1.0","configurationId":"c","bucket":{"name":"photos","ownerIdentity":{"principalId":"blobd"},"#
+                + #""arn":"arn:aws:s3:::photos"},"object":{"key":"a+b.jpg","size":11,"eTag":"\#(sha)","sequencer":"000000000000000A"}},"#
+                + #""blobd":{"sha256":"\#(sha)","dialect":"v1","node":"n1","version":"v1"}}]}"#)
+        #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any])
+        #expect(EventDraft.bucket(of: try BlobKey(String(repeating: "a", count: 64))) == nil, "a content address names no bucket")
+    }
+}

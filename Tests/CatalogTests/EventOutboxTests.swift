@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import BlobStore
+@testable import CatalogPostgres
+@testable import CatalogSQLite
+
+/// A draft for two targets, as the HTTP layer makes one when two subscriptions match.
+func draft(_ name: String = "ObjectCreated:Put", targets: [String] = ["one", "two"]) -> EventDraft {
+    EventDraft(name: name, targets: targets.map { EventTarget(target: $0, configurationID: "c-" + $0) }, principal: "key:k1",
+               requestID: "REQ", sourceIP: "127.0.0.1", dialect: "v1", node: "n1")
+}
+
+extension CatalogConformance {
+    /// The event outbox (DESIGN.md §6): rows written in the transaction of the change they
+    /// report, claimed oldest first per (target, key) with leases, retried and removed.
+    @Suite struct EventOutboxes {
+        /// A commit writes one row per target, with the record's payload and the row's id as
+        /// sequencer; a commit whose condition fails, and one without a draft, write none.
+        @Test(arguments: Backend.all)
+        func commitWritesItsEvents(_ backend: Backend) throws {
+            let index = try backend.open()
+            let stored = try record("bkt/a b")
+            #expect(try index.commit(CommitRequest(stored, when: .createOnly, events: draft())) == .created)
+            #expect(throws: StoreError.preconditionFailed) {
+                try index.commit(CommitRequest(try record("bkt/a b"), when: .createOnly, events: draft()))
+            }
+            try index.put(try record("bkt/quiet"))
+            let (events, total) = try index.pendingEvents(after: nil, limit: 10)
+            #expect(total == 2)
+            #expect(events.map(\.target) == ["one", "two"])
+            for event in events {
+                #expect(event.bucket == "bkt" && event.key == Array("bkt/a b".utf8) && event.event == "ObjectCreated:Put")
+                #expect(event.attempts == 0 && event.nextAttempt == event.created)
+                #expect(event.payload.contains("\"sequencer\":\"\(EventJSON.sequencer(event.id))\""))
+                #expect(event.payload.contains("\"key\":\"a+b\",\"size\":3") && event.payload.contains("\"configurationId\":\"c-\(event.target)\""))
+            }
+            #expect(events[0].id < events[1].id)
+        }
+
+        /// A removal writes its event only when something was removed.
+        @Test(arguments: Backend.all)
+        func removalWritesItsEventWhenItRemoves(_ backend: Backend) throws {
+            let index = try backend.open()
+            #expect(throws: StoreError.notFound) { try index.remove(try BlobKey("bkt/k"), if: .always, events: draft("ObjectRemoved:Delete")) }
+            #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
+            let stored = try record("bkt/k")
+            try index.put(stored)
+            #expect(try index.remove(stored.key, if: .always, events: draft("ObjectRemoved:Delete", targets: ["one"])) == stored)
+            let events = try index.pendingEvents(after: nil, limit: 10).events
+            #expect(events.count == 1 && events[0].event == "ObjectRemoved:Delete" && !events[0].payload.contains("\"size\""))
+        }
+
+        /// A batch the catalog refuses stores no event either.
+        @Test(arguments: Backend.all)
+        func refusedBatchStoresNoEvent(_ backend: Backend) throws {
+            let index = try backend.open()
+            let refusal = try backend.refuseWrites(index, try BlobKey("refused"))
+            #expect(throws: refusal) {
+                try index.commit([CommitRequest(try record("bkt/fresh"), when: .createOnly, events: draft()),
+                                  CommitRequest(try record("refused"), when: .createOnly, events: draft())])
+            }
+            #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
+        }
+
+        /// Only the oldest event of each (target, key) is claimed; a leased event is not claimed
+        /// by another node until its lease runs out; a retry waits until its next attempt.
+        @Test(arguments: Backend.all)
+        func claimsInOrderWithLeases(_ backend: Backend) throws {
+            let index = try backend.open()
+            for key in ["bkt/a", "bkt/a", "bkt/b"] { try index.put(try record(key), events: draft(targets: ["one"])) }
+            let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+            let first = try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10)
+            #expect(first.map { String(decoding: $0.key, as: UTF8.self) } == ["bkt/a", "bkt/b"])
+            #expect(try index.claimEvents(node: "n2", now: now, leaseUntil: now + 5000, limit: 10).isEmpty)
+            // The lease holder takes its own events again (a restart of the same node).
+            #expect(try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10).map(\.id) == first.map(\.id))
+            // Past the lease another node takes them over.
+            #expect(try index.claimEvents(node: "n2", now: now + 6000, leaseUntil: now + 9000, limit: 10).map(\.id) == first.map(\.id))
+            try index.removeEvents([first[0].id])
+            try index.retryEvent(first[1].id, attempts: 3, nextAttempt: now + 60_000)
+            let next = try index.claimEvents(node: "n1", now: now + 10_000, leaseUntil: now + 20_000, limit: 10)
+            #expect(next.map { String(decoding: $0.key, as: UTF8.self) } == ["bkt/a"] && next[0].id > first[0].id)
+            let retried = try index.claimEvents(node: "n1", now: now + 60_000, leaseUntil: now + 70_000, limit: 10)
+            #expect(retried.map(\.id).contains(first[1].id) && retried.first { $0.id == first[1].id }?.attempts == 3)
+            let stats = try index.eventQueueStats()
+            #expect(stats.count == 1 && stats["one"]?.count == 2)
+        }
+
+        /// Nodes claiming at once never hold the same event (PostgreSQL: FOR UPDATE SKIP LOCKED).
+        @Test(arguments: Backend.shared)
+        func nodesNeverShareAnEvent(_ backend: Backend) throws {
+            let open = try #require(backend.openNodes)
+            let nodes = try open(3)
+            for i in 0..<60 { try nodes[0].put(try record("bkt/k\(i)"), events: draft(targets: ["one"])) }
+            let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+            let claimed = Mutex<[Int64]>([])
+            // Each node claims once (a node takes its own leases again, as after a restart).
+            DispatchQueue.concurrentPerform(iterations: 3) { n in
+                let events: [OutboxEvent]
+                do {
+                    events = try nodes[n].claimEvents(node: "n\(n)", now: now, leaseUntil: now + 60_000, limit: 20)
+                } catch {
+                    Issue.record("claim: \(error)")
+                    events = []
+                }
+                claimed.withLock { $0 += events.map(\.id) }
+            }
+            let ids = claimed.withLock { $0 }
+            #expect(ids.count == 60 && Set(ids).count == 60, "claimed \(ids.count), \(Set(ids).count) distinct")
+        }
+    }
+}
+
+extension BlobIndex {
+    /// Commits unconditionally with events.
+    @discardableResult
+    func put(_ record: BlobRecord, events: EventDraft) throws(StoreError) -> IndexCommit {
+        try commit(CommitRequest(record, when: .unconditional, events: events))
+    }
+}
