@@ -32,6 +32,10 @@ import Testing
     /// A blob the expiry sweep removes gets its LifecycleExpiration:Delete event.
     @Test func lifecycleExpiration() throws { try Self.scenario("lifecycle") }
 
+    /// A versioned bucket: version ids in events, delete markers, removal by id, and the
+    /// expiry sweep's delete marker.
+    @Test func versionedBucket() throws { try Self.scenario("versions") }
+
     /// Backoff, then a drop with a warning and a metric past --notify-retention.
     @Test func retention() throws { try Self.scenario("retention") }
 

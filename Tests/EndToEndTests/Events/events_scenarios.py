@@ -397,3 +397,6 @@ def lifecycle(h):
             "the sequencer grows per key")
     h.check(requests.get(b.url + "/v1/blobs/exp/short%20one", headers=b.headers()).status_code == 404, "expired")
     h.stop_all(b, rec)
+
+
+from events_versions import versions  # noqa: E402,F401  (one more scenario, in a module of its own)
