@@ -108,6 +108,9 @@ public struct Problem: Equatable, Sendable {
             self.init(error.failureClass, "not-found", "Not found", "No share link has this id.")
         case .keyConflict(let detail):
             self.init(error.failureClass, "conflict", "Conflict", "A key with this \(detail) exists already.")
+        case .objectLocked:
+            self.init(error.failureClass, "object-locked", "Object locked",
+                      "This version is under Object Lock (a retention in force or a legal hold); it cannot be removed yet.")
         case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .index(.corrupt), .index(.failed):
             self.init(error.failureClass, "internal-error", "Internal server error", "The server could not complete the request.")
         }

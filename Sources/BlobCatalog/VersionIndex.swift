@@ -22,6 +22,14 @@ public protocol VersionIndex: Sendable {
     /// delete marker. `.notFound` when the key has no such version. The event `events` drafts,
     /// if any, reports the version removed and is written in the same transaction.
     func removeVersion(_ key: BlobKey, id: String, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> VersionRemoval
+    /// Sets the Object Lock of version `id` of `key` (`null` for the null version; nil for the
+    /// current record), in one transaction on the server's clock: `retention` when given (its
+    /// mode and date; `ObjectLock.unlocked` removes it) and `legalHold` when given. A change that
+    /// shortens, removes or weakens a retention in force is `.objectLocked` for COMPLIANCE, and
+    /// for GOVERNANCE unless `bypassGovernance`. `.notFound` when there is no such data version.
+    /// Returns the version with its lock as it is now.
+    func setLock(_ key: BlobKey, id: String?, retention: ObjectLock?, legalHold: Bool?,
+                 bypassGovernance: Bool) throws(StoreError) -> BlobVersion
     /// Version `id` of `key` (`null` for the null version), current or not.
     func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion?
     /// The newest noncurrent version of `key` (a delete marker when the key is deleted).

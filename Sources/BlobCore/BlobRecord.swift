@@ -38,6 +38,8 @@ public struct BlobRecord: Sendable, Equatable {
     /// again when the bucket's rules change). Reads decide with the rules in force instead
     /// (`LifecycleRules.deadline(of:)`).
     public var expiresAt: Int64?
+    /// The version's Object Lock: retention and legal hold (none unless set).
+    public var lock = ObjectLock.unlocked
 
     /// Creates a record with the attributes an upload gave.
     public init(key: BlobKey, version: String, size: UInt64, sha256: [UInt8], attributes: BlobAttributes, modified: Int64,

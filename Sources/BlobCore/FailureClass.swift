@@ -59,7 +59,7 @@ extension StoreError: ClassifiedFailure {
         case .keyConflict: .conflict
         case .uploadExpired: .gone
         case .preconditionFailed: .preconditionFailed
-        case .createOnly: .forbidden
+        case .createOnly, .objectLocked: .forbidden
         case .tooLarge: .tooLarge
         case .offsetMismatch, .bucketNotEmpty: .conflict
         case .uploadBusy: .locked

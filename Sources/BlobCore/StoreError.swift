@@ -56,6 +56,9 @@ public enum StoreError: Error, Equatable, Sendable {
     case keyConflict(String)
     /// No share link with this id.
     case shareNotFound
+    /// The version is under Object Lock (a retention in force or a legal hold): it may not be
+    /// removed, nor its retention shortened.
+    case objectLocked
 }
 
 /// Why the index failed, by kind: each kind calls for a different answer (507, retry, alarm).
@@ -83,6 +86,7 @@ extension StoreError: CustomStringConvertible {
         case .keyNotFound: "no such key"
         case .keyConflict(let detail): "key conflict: \(detail)"
         case .shareNotFound: "no such share link"
+        case .objectLocked: "the version is locked (Object Lock)"
         case .tooLarge(let limit): "blob larger than the limit of \(limit) bytes"
         case .digestMismatch: "the body does not match its announced digest"
         case .keyNotContentDigest: "the key is 64 hex digits but not the body's SHA-256"

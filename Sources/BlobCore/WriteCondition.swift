@@ -26,6 +26,10 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     /// of the record replaced (kept as a noncurrent version when enabled, and when suspended
     /// unless it is the `null` version). The HTTP layer sets it from the bucket's setting.
     public var versioning: BucketVersioning = .unversioned
+    /// `x-amz-bypass-governance-retention` from a caller with `admin` on the bucket: a removal
+    /// (or a retention change) may go past a GOVERNANCE retention, never a COMPLIANCE one or a
+    /// legal hold.
+    public var bypassGovernance = false
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {
@@ -94,6 +98,12 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         return onlyCreate && current != nil ? .createOnly : nil
     }
 
+    /// Why the write may not remove `version` (make its file garbage) at `now`: its Object Lock
+    /// (`.objectLocked`), or nil.
+    public func lockFailure(removing version: BlobRecord, at now: Int64) -> StoreError? {
+        version.lock.removalFailure(at: now, bypassingGovernance: bypassGovernance)
+    }
+
     /// True when the write may replace `current` (nil when the key holds nothing), in the order
     /// of RFC 9110 §13.2.2: If-Match, else If-Unmodified-Since; then If-None-Match.
     public func holds(for current: BlobRecord?) -> Bool {
@@ -128,6 +138,7 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         if let ifSize { parts.append("size \(ifSize)") }
         if onlyCreate { parts.append("create only (grant)") }
         if versioning != .unversioned { parts.append("versioning \(versioning.rawValue)") }
+        if bypassGovernance { parts.append("bypassing governance") }
         guard !parts.isEmpty else { return "always" }
         return parts.joined(separator: ", ") + (scheme == .content ? " (content tags)" : "")
     }

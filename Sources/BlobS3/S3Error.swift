@@ -193,6 +193,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         // Keys and share links are /v1's; S3 never looks one up by id.
         case .keyNotFound, .shareNotFound: self.init(.noSuchKey, "The specified key does not exist.")
         case .keyConflict(let detail): self.init(.invalidRequest, "A key with this \(detail) exists already.")
+        case .objectLocked: self.init(.accessDenied, "Access Denied because object protected by object lock.")
         case .index(.busy), .index(.unavailable):
             self.init(.serviceUnavailable, "The index is busy or unreachable; retry the request.")
             headers = [("Retry-After", "1")]

@@ -75,6 +75,13 @@ extension BlobStore {
         return removal
     }
 
+    /// Sets the Object Lock of version `id` of `key` (nil: the current one); see `VersionIndex.setLock`.
+    public func setLock(_ key: BlobKey, id: String?, retention: ObjectLock? = nil, legalHold: Bool? = nil,
+                        bypassGovernance: Bool = false) throws(StoreError) -> BlobVersion {
+        defer { index.forget(key) }
+        return try versionIndex.setLock(key, id: id, retention: retention, legalHold: legalHold, bypassGovernance: bypassGovernance)
+    }
+
     /// Version `id` of `key`, current or not.
     public func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion? {
         try versionIndex.version(key, id: id)

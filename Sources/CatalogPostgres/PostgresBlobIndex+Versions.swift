@@ -11,7 +11,7 @@ extension PostgresBlobIndex: VersionIndex {
     static let versionColumns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums", "versioned",
-        "ttl_expires", "expires_at",
+        "ttl_expires", "expires_at", "lock_mode", "lock_until", "legal_hold",
     ].joined(separator: ", ")
 
     static let versionsSchema = """
@@ -112,14 +112,19 @@ extension PostgresBlobIndex: VersionIndex {
                 try Self.lock(key, in: connection)
                 let current = try Self.fetchForUpdate([key], in: connection)[key]
                 var removal = VersionRemoval()
+                let now = Int64(time(nil))
                 if let current, current.versionID == id {
-                    if let failure = condition.failure(for: current) { return .failure(failure) }
+                    if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: now) {
+                        return .failure(failure)
+                    }
                     try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                     removal.removed = BlobVersion(record: current, latest: true)
                     removal.garbage = [current.version]
                 } else {
                     guard let (seq, found) = try Self.noncurrent(key, id: id, in: connection) else { return .failure(.notFound) }
-                    if let failure = condition.failure(for: found.record) { return .failure(failure) }
+                    if let failure = condition.failure(for: found.record) ?? condition.lockFailure(removing: found.record, at: now) {
+                        return .failure(failure)
+                    }
                     var removed = found
                     let newestSeq = current == nil ? try Self.newest(key, in: connection)?.seq : nil
                     removed.latest = newestSeq == seq
@@ -212,7 +217,7 @@ extension PostgresBlobIndex: VersionIndex {
             .rows.compactMap { $0.bytes("key") }
     }
 
-    private static func noncurrent(_ key: BlobKey, id: String,
+    static func noncurrent(_ key: BlobKey, id: String,
                                    in connection: PostgresConnection) throws(PostgresError) -> (seq: Int64, version: BlobVersion)? {
         let rows = id == "null"
             ? try connection.execute(selectVersion + " WHERE key = $1 AND NOT versioned ORDER BY seq DESC LIMIT 1", [.bytes(key.bytes)]).rows

@@ -91,6 +91,8 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
             if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         }
         guard let previous = existing else { return .failure(.preconditionFailed) }
+        // A version this write would make garbage may be under Object Lock.
+        if !condition.versioning.keeps(previous), let failure = condition.lockFailure(removing: previous, at: now) { return .failure(failure) }
         if condition.versioning == .unversioned {
             garbage.append(previous.version)
         } else {
@@ -113,7 +115,9 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
             try pool.transaction { connection throws(PostgresError) in
                 guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
-                if let failure = condition.failure(for: current) { return .failure(failure) }
+                if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: Int64(time(nil))) {
+                    return .failure(failure)
+                }
                 try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
                 try Self.addGarbage([current.version], in: connection)
                 if let events { try Self.insertEvents(events, for: current, in: connection) }

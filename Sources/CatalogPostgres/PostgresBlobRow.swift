@@ -11,7 +11,7 @@ enum PostgresBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
-        "ttl_expires", "expires_at", "versioned",
+        "ttl_expires", "expires_at", "versioned", "lock_mode", "lock_until", "legal_hold",
     ]
 
     /// The column list, for `SELECT` and `INSERT`.
@@ -37,7 +37,8 @@ enum PostgresBlobRow {
                 record.md5.map { .bytes($0) } ?? .null, record.parts.map { .int(Int64($0)) } ?? .null, optional(record.checksum),
                 optional(record.partSizesText), optional(attributes.contentLanguage), optional(record.partChecksumsText),
                 record.ttlExpires.map { .int($0) } ?? .null, record.expiresAt.map { .int($0) } ?? .null,
-                .text(record.versioned ? "t" : "f")]
+                .text(record.versioned ? "t" : "f"), record.lock.mode.map { .text($0.rawValue) } ?? .null,
+                record.lock.retainUntil.map { .int($0) } ?? .null, .text(record.lock.legalHold ? "t" : "f")]
     }
 
     /// The record of a row selected with `selection`; nil if the key or a required column is bad.
@@ -51,6 +52,8 @@ enum PostgresBlobRow {
                           partChecksums: BlobRecord.partChecksums(fromText: row.text("part_checksums")), checksum: row.text("checksum"),
                           ttlExpires: row.int("ttl_expires"), expiresAt: row.int("expires_at"))
         record.versioned = row.bool("versioned") ?? false
+        record.lock = ObjectLock(mode: row.text("lock_mode").flatMap(ObjectLock.Mode.init(rawValue:)), retainUntil: row.int("lock_until"),
+                                 legalHold: row.bool("legal_hold") ?? false)
         return record
     }
 }

@@ -77,6 +77,15 @@ enum PostgresSchema {
             """),
         // Versions (S3 versioning): every existing blob is its key's `null` version.
         ("11-versions", PostgresBlobIndex.versionsSchema),
+        // Object Lock per version: a retention (mode, date) and a legal hold, current and noncurrent alike.
+        ("12-object-lock", """
+            ALTER TABLE blobs ADD COLUMN lock_mode text;
+            ALTER TABLE blobs ADD COLUMN lock_until bigint;
+            ALTER TABLE blobs ADD COLUMN legal_hold boolean NOT NULL DEFAULT false;
+            ALTER TABLE blob_versions ADD COLUMN lock_mode text;
+            ALTER TABLE blob_versions ADD COLUMN lock_until bigint;
+            ALTER TABLE blob_versions ADD COLUMN legal_hold boolean NOT NULL DEFAULT false;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

@@ -126,6 +126,16 @@ extension SQLiteBlobIndex {
         }
         // Versions (S3 versioning): every existing blob is its key's `null` version.
         migrator.registerMigration("17-versions") { db in try db.execute(sql: versionsSchema) }
+        // Object Lock per version: a retention (mode, date) and a legal hold, current and noncurrent alike.
+        migrator.registerMigration("18-object-lock") { db in
+            for table in ["blobs", "blob_versions"] {
+                try db.execute(sql: """
+                    ALTER TABLE \(table) ADD COLUMN lock_mode TEXT;
+                    ALTER TABLE \(table) ADD COLUMN lock_until INTEGER;
+                    ALTER TABLE \(table) ADD COLUMN legal_hold INTEGER NOT NULL DEFAULT 0;
+                    """)
+            }
+        }
         return migrator
     }
 }

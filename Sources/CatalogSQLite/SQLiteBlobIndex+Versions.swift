@@ -11,7 +11,7 @@ extension SQLiteBlobIndex: VersionIndex {
     static let versionColumns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums", "versioned",
-        "ttl_expires", "expires_at",
+        "ttl_expires", "expires_at", "lock_mode", "lock_until", "legal_hold",
     ].joined(separator: ", ")
 
     static let versionsSchema = """
@@ -94,14 +94,19 @@ extension SQLiteBlobIndex: VersionIndex {
         let result: Result<VersionRemoval, StoreError> = try write { db in
             let current = try Self.fetch(key, in: db)
             var removal = VersionRemoval()
+            let now = Int64(time(nil))
             if let current, current.versionID == id {
-                if let failure = condition.failure(for: current) { return .failure(failure) }
+                if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: now) {
+                    return .failure(failure)
+                }
                 try db.execute(sql: "DELETE FROM blobs WHERE key = ?", arguments: [Data(key.bytes)])
                 removal.removed = BlobVersion(record: current, latest: true)
                 removal.garbage = [current.version]
             } else {
                 guard let (seq, found) = try Self.noncurrent(key, id: id, in: db) else { return .failure(.notFound) }
-                if let failure = condition.failure(for: found.record) { return .failure(failure) }
+                if let failure = condition.failure(for: found.record) ?? condition.lockFailure(removing: found.record, at: now) {
+                    return .failure(failure)
+                }
                 var removed = found
                 let newestSeq = current == nil ? try Self.newest(key, in: db)?.seq : nil
                 removed.latest = newestSeq == seq
@@ -193,7 +198,7 @@ extension SQLiteBlobIndex: VersionIndex {
     }
 
     /// The noncurrent version `id` of `key` (`null`: the one without an id), with its row's seq.
-    private static func noncurrent(_ key: BlobKey, id: String, in db: Database) throws -> (seq: Int64, version: BlobVersion)? {
+    static func noncurrent(_ key: BlobKey, id: String, in db: Database) throws -> (seq: Int64, version: BlobVersion)? {
         let row = id == "null"
             ? try Row.fetchOne(db, sql: "SELECT * FROM blob_versions WHERE key = ? AND versioned = 0 ORDER BY seq DESC LIMIT 1",
                                arguments: [Data(key.bytes)])

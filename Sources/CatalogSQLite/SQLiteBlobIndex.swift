@@ -95,6 +95,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         let record = request.record
         let current = try fetch(record.key, in: db)
         if let failure = request.condition.failure(for: current?.unexpired(now: Int64(time(nil)))) { return .failure(failure) }
+        // A version this write would make garbage may be under Object Lock.
+        if let current, !request.condition.versioning.keeps(current),
+           let failure = request.condition.lockFailure(removing: current, at: Int64(time(nil))) { return .failure(failure) }
         if request.condition.versioning == .unversioned {
             if let current { try addGarbage(current.version, in: db) }
         } else {
@@ -112,7 +115,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
         let result: Result<BlobRecord, StoreError> = try write { db in
             guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
-            if let failure = condition.failure(for: current) { return .failure(failure) }
+            if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: Int64(time(nil))) {
+                return .failure(failure)
+            }
             try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
             try Self.addGarbage(current.version, in: db)
             if let events { try Self.insertEvents(events, for: current, in: db) }

@@ -11,7 +11,7 @@ enum SQLiteBlobRow {
     static let columns = [
         "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
         "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums",
-        "ttl_expires", "expires_at", "versioned",
+        "ttl_expires", "expires_at", "versioned", "lock_mode", "lock_until", "legal_hold",
     ]
 
     /// Inserts `arguments(_:)`, or overwrites the key's row.
@@ -25,7 +25,8 @@ enum SQLiteBlobRow {
         return [Data(record.key.bytes), record.version, Int64(record.size), Data(record.sha256), record.contentType, record.modified,
                 record.cacheControl, record.contentDisposition, attributes.contentEncoding, attributes.expires,
                 attributes.userMetadataText, record.md5.map { Data($0) }, record.parts, record.checksum, record.partSizesText,
-                attributes.contentLanguage, record.partChecksumsText, record.ttlExpires, record.expiresAt, record.versioned ? 1 : 0]
+                attributes.contentLanguage, record.partChecksumsText, record.ttlExpires, record.expiresAt, record.versioned ? 1 : 0,
+                record.lock.mode?.rawValue, record.lock.retainUntil, record.lock.legalHold ? 1 : 0]
     }
 
     /// The record of a `blobs` row; nil, reported to `invalid`, if its key fails validation.
@@ -46,6 +47,8 @@ enum SQLiteBlobRow {
                           partChecksums: BlobRecord.partChecksums(fromText: row["part_checksums"]), checksum: row["checksum"],
                           ttlExpires: row["ttl_expires"], expiresAt: row["expires_at"])
         record.versioned = (row["versioned"] as Int64? ?? 0) != 0
+        record.lock = ObjectLock(mode: (row["lock_mode"] as String?).flatMap(ObjectLock.Mode.init(rawValue:)),
+                                 retainUntil: row["lock_until"], legalHold: (row["legal_hold"] as Int64? ?? 0) != 0)
         return record
     }
 }

@@ -19,6 +19,8 @@ import Testing
         case .keyConflict: (409, 400)
         case .preconditionFailed: (412, 412)
         case .createOnly: (403, 403)
+        // Object Lock: S3's AccessDenied.
+        case .objectLocked: (403, 403)
         case .bucketNotEmpty: (409, 409)
         case .insufficientStorage: (507, 507)
         case .dataDirectoryLocked, .dataDirectoryIsShared, .io, .uploadStateInvalid: (500, 500)
@@ -47,7 +49,7 @@ import Testing
         .io(operation: "fsync", errno: 5), .index(.full), .index(.busy), .index(.unavailable("u")), .index(.corrupt("c")),
         .index(.failed("f")), .bucketNotFound, .bucketNotEmpty, .invalidPart(number: 2), .invalidPartOrder,
         .partTooSmall(number: 1), .uploadStateInvalid(id: "i", reason: "r"), .tooManyUploads(limit: 2),
-        .keyNotFound, .keyConflict("token"), .shareNotFound,
+        .keyNotFound, .keyConflict("token"), .shareNotFound, .objectLocked,
     ]
 
     @Test(arguments: allStoreErrors) func storeErrorStatuses(_ error: StoreError) {
