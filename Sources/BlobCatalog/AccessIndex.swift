@@ -111,6 +111,8 @@ public struct BucketAccessSetting: Sendable, Hashable {
         case notifications
         /// Versioning: `Enabled` or `Suspended` (S3 PutBucketVersioning).
         case versioning
+        /// Object Lock: `ObjectLockConfiguration.stored`.
+        case objectLock
 
         /// How the catalog names it: `acl`, `policy`, `object-acl/KEY`, `cors`, `lifecycle`, `notifications`.
         public var stored: String {
@@ -122,6 +124,7 @@ public struct BucketAccessSetting: Sendable, Hashable {
             case .lifecycle: "lifecycle"
             case .notifications: "notifications"
             case .versioning: "versioning"
+            case .objectLock: "object-lock"
             }
         }
 
@@ -134,6 +137,7 @@ public struct BucketAccessSetting: Sendable, Hashable {
             case "lifecycle": self = .lifecycle
             case "notifications": self = .notifications
             case "versioning": self = .versioning
+            case "object-lock": self = .objectLock
             default:
                 guard stored.hasPrefix("object-acl/") else { return nil }
                 self = .objectACL(String(stored.dropFirst("object-acl/".count)))

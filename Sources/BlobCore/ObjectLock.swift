@@ -52,3 +52,47 @@ public struct ObjectLock: Sendable, Equatable {
         return current == .governance && bypassingGovernance ? nil : .objectLocked
     }
 }
+
+/// A bucket's Object Lock configuration (S3 PutObjectLockConfiguration): enabled (the bucket
+/// was made with Object Lock, or had it turned on; its versioning stays enabled), and a default
+/// retention each new version gets. Kept as the bucket setting `object-lock`, as text:
+/// `Enabled`, or `Enabled MODE Nd` / `Enabled MODE Ny` (days or years).
+public struct ObjectLockConfiguration: Sendable, Equatable {
+    public var defaultMode: ObjectLock.Mode?
+    public var days: Int?
+    public var years: Int?
+
+    public init(defaultMode: ObjectLock.Mode? = nil, days: Int? = nil, years: Int? = nil) {
+        self.defaultMode = defaultMode
+        self.days = days
+        self.years = years
+    }
+
+    /// The stored text.
+    public var stored: String {
+        guard let defaultMode else { return "Enabled" }
+        if let years { return "Enabled \(defaultMode.rawValue) \(years)y" }
+        return "Enabled \(defaultMode.rawValue) \(days ?? 0)d"
+    }
+
+    /// The configuration of stored text; nil if it does not read.
+    public init?(stored: String) {
+        let parts = stored.split(separator: " ")
+        guard parts.first == "Enabled" else { return nil }
+        if parts.count == 1 { self.init(); return }
+        guard parts.count == 3, let mode = ObjectLock.Mode(rawValue: String(parts[1])), let unit = parts[2].last,
+              let count = Int(parts[2].dropLast()), (1...36_500).contains(count) else { return nil }
+        switch unit {
+        case "d": self.init(defaultMode: mode, days: count)
+        case "y": self.init(defaultMode: mode, years: min(count, 100))
+        default: return nil
+        }
+    }
+
+    /// The lock a version written at `now` gets: the default retention (a year is 365 days), or nil.
+    public func defaultLock(at now: Int64) -> ObjectLock? {
+        guard let defaultMode else { return nil }
+        let days = Int64(days ?? 0) + Int64(years ?? 0) * 365
+        return ObjectLock(mode: defaultMode, retainUntil: now + days * 86_400)
+    }
+}

@@ -61,6 +61,9 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case replicationConfigurationNotFound = "ReplicationConfigurationNotFoundError"
         case encryptionConfigurationNotFound = "ServerSideEncryptionConfigurationNotFoundError"
         case objectLockConfigurationNotFound = "ObjectLockConfigurationNotFoundError"
+        // Object Lock.
+        case noSuchObjectLockConfiguration = "NoSuchObjectLockConfiguration"
+        case invalidBucketState = "InvalidBucketState"
 
         /// S3's status of the code: its failure class's (`S3Error.status(of:)`), but for
         /// MissingContentLength, S3's one 411.
@@ -81,10 +84,10 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
             case .accessDenied, .accessForbidden: .forbidden
             case .noSuchBucket, .noSuchKey, .noSuchUpload, .noSuchVersion, .noSuchBucketPolicy, .noSuchLifecycleConfiguration,
                  .noSuchCORSConfiguration, .noSuchWebsiteConfiguration, .noSuchTagSet, .replicationConfigurationNotFound,
-                 .encryptionConfigurationNotFound, .objectLockConfigurationNotFound:
+                 .encryptionConfigurationNotFound, .objectLockConfigurationNotFound, .noSuchObjectLockConfiguration:
                 .notFound
             case .methodNotAllowed: .methodNotAllowed
-            case .bucketAlreadyOwnedByYou, .bucketAlreadyExists, .bucketNotEmpty: .conflict
+            case .bucketAlreadyOwnedByYou, .bucketAlreadyExists, .bucketNotEmpty, .invalidBucketState: .conflict
             case .operationAborted: .locked
             case .preconditionFailed: .preconditionFailed
             case .entityTooLarge: .tooLarge

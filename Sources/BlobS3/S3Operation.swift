@@ -27,8 +27,11 @@ enum S3Operation: String, Sendable, CaseIterable {
     // An object.
     case putObject, copyObject, getObject, deleteObject, getObjectACL, putObjectACL, getObjectAttributes,
          createMultipartUpload, uploadPart, completeMultipartUpload, abortMultipartUpload, listParts
-    /// GET of an object's tagging, retention or legal hold, which blobd never has.
+    /// GET of an object's tagging, which blobd never has.
     case getObjectConfiguration
+    // Object Lock: a bucket's configuration, a version's retention and legal hold.
+    case putObjectLockConfiguration, getObjectLockConfiguration, putObjectRetention, getObjectRetention,
+         putObjectLegalHold, getObjectLegalHold
     // Refused: 501 NotImplemented.
     case putBucketVersioning, unsupportedSubresource
     /// DeleteObjects (`POST /BUCKET?delete`) with an unsupported subresource as well: refused
@@ -41,15 +44,14 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The query parameters that select a subresource blobd does not support (but see the
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
-        "tagging", "website", "replication", "encryption", "object-lock", "retention",
-        "legal-hold", "logging", "torrent",
+        "tagging", "website", "replication", "encryption", "logging", "torrent",
     ]
 
     /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.
     static let policySubresources: Set<String> = ["policy", "policyStatus"]
 
     /// The object subresources a GET answers as S3 does for an object without them.
-    static let objectConfigurations: Set<String> = ["tagging", "retention", "legal-hold"]
+    static let objectConfigurations: Set<String> = ["tagging"]
 
     /// The operation of a request. `parameters`: the names of its query parameters;
     /// `copySource`: it has an `x-amz-copy-source` header.
@@ -64,6 +66,7 @@ enum S3Operation: String, Sendable, CaseIterable {
             default: return .unsupportedSubresource
             }
         }
+        if let lock = objectLock(method, target, has) { return lock }
         if has("cors") {
             guard case .bucket = target else { return .unsupportedSubresource }
             switch method {
@@ -95,6 +98,23 @@ enum S3Operation: String, Sendable, CaseIterable {
             return policy(method, has)
         }
         return plain(method, target, has, copySource)
+    }
+
+    /// Object Lock's operations (`?object-lock` on a bucket, `?retention` and `?legal-hold` on an
+    /// object); nil when the request names none of them.
+    private static func objectLock(_ method: String, _ target: S3Service.Target, _ has: (String) -> Bool) -> S3Operation? {
+        let names = ["object-lock", "retention", "legal-hold"]
+        guard let name = names.first(where: has) else { return nil }
+        switch (name, method, target) {
+        case ("object-lock", "GET", .bucket): return .getObjectLockConfiguration
+        case ("object-lock", "PUT", .bucket): return .putObjectLockConfiguration
+        case ("retention", "GET", .object): return .getObjectRetention
+        case ("retention", "PUT", .object): return .putObjectRetention
+        case ("legal-hold", "GET", .object): return .getObjectLegalHold
+        case ("legal-hold", "PUT", .object): return .putObjectLegalHold
+        case (_, "POST", .bucket) where has("delete"): return .unsupportedDeleteObjects
+        default: return .unsupportedSubresource
+        }
     }
 
     /// The operation of a request without a subresource of its own.
@@ -172,6 +192,7 @@ enum S3Operation: String, Sendable, CaseIterable {
             let plain = classify(method: method, target: target,
                                  parameters: parameters.filter {
                                      !unsupportedSubresources.contains($0) && !policySubresources.contains($0) && $0 != "cors" && $0 != "lifecycle"
+                                         && !["object-lock", "retention", "legal-hold"].contains($0)
                                  },
                                  copySource: copySource)
             return plain.requirement(method: method, target: target, prefix: prefix)
@@ -192,22 +213,26 @@ enum S3Operation: String, Sendable, CaseIterable {
         case .createBucket: return .nothing
         // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle,
+             .getObjectLockConfiguration:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)
         case .listObjects, .listMultipartUploads: return .listing(Array(bucket.utf8) + [UInt8(ascii: "/")] + prefix)
-        case .getObject, .getObjectACL, .getObjectAttributes, .getObjectConfiguration: return .key(.read, key)
+        case .getObject, .getObjectACL, .getObjectAttributes, .getObjectConfiguration, .getObjectRetention, .getObjectLegalHold:
+            return .key(.read, key)
         case .deleteObject: return .key(.delete, key)
         // Aborting and listing parts touch only bytes not stored yet: whoever may upload the key may.
         case .putObject, .copyObject, .createMultipartUpload, .uploadPart, .completeMultipartUpload, .abortMultipartUpload,
              .listParts:
             return .key(.write, key)
         case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
-             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification,
+             .putObjectLockConfiguration:
             return .wholeBucket(.admin, bucket)
         // The form's signature and policy are checked by the operation; the key is known only from the form.
         case .postObject: return .nothing
-        case .putObjectACL: return .key(.admin, key)
+        // Locking a version keeps it from every key's deletes: as much as an ACL, admin on it.
+        case .putObjectACL, .putObjectRetention, .putObjectLegalHold: return .key(.admin, key)
         case .unsupportedSubresource, .methodNotAllowed:
             let action: Grant.Action = method == "GET" || method == "HEAD" ? .read : method == "DELETE" ? .delete : .write
             switch target {
@@ -231,7 +256,7 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// The operations that take a `versionId` (any version, not only `null`).
     var takesVersionID: Bool {
         switch self {
-        case .getObject, .deleteObject: true
+        case .getObject, .deleteObject, .putObjectRetention, .getObjectRetention, .putObjectLegalHold, .getObjectLegalHold: true
         default: false
         }
     }

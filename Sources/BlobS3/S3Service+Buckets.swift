@@ -53,6 +53,11 @@ extension S3Service {
         guard acl == .private || caller.grants.allows(.admin, wholeBucket: name) else {
             throw S3Error(.accessDenied, "Access Denied: creating bucket \(name) with the ACL '\(acl.rawValue)' needs admin on all of it.")
         }
+        // With Object Lock (versioning on for good): admin on it, as its lock configuration needs.
+        let locked = head["x-amz-bucket-object-lock-enabled"]?.trimmingOWS().lowercased() == "true"
+        guard !locked || caller.grants.allows(.admin, wholeBucket: name) else {
+            throw S3Error(.accessDenied, "Access Denied: creating bucket \(name) with Object Lock needs admin on all of it.")
+        }
         let expected = try Self.bufferedPayloadHash(head)
         return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
             do {
@@ -62,6 +67,7 @@ extension S3Service {
                     throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
                 }
                 if acl != .private { try setAccess(name, .acl, to: acl.rawValue) }
+                if locked { try enableObjectLock(name) }
                 return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
             } catch {
                 return failure(error, head: head, bucket: name, key: nil, requestID: requestID)

@@ -81,6 +81,18 @@ extension S3Service {
             throw S3Error(.notImplemented, "blobd's S3 dialect does not support '\(name)'.")
         case .putBucketVersioning:
             return try receivePutVersioning(head, bucket: bucket, requestID: requestID)
+        case .putObjectLockConfiguration:
+            return try receivePutObjectLock(head, bucket: bucket, requestID: requestID)
+        case .getObjectLockConfiguration:
+            return .respond(try getObjectLock(bucket: bucket, requestID: requestID))
+        case .putObjectRetention:
+            return try receivePutRetention(head, bucket: bucket, key: key, query: query, caller: caller, requestID: requestID)
+        case .getObjectRetention:
+            return .respond(try getRetention(bucket: bucket, key: key, query: query, requestID: requestID))
+        case .putObjectLegalHold:
+            return try receivePutLegalHold(head, bucket: bucket, key: key, query: query, requestID: requestID)
+        case .getObjectLegalHold:
+            return .respond(try getLegalHold(bucket: bucket, key: key, query: query, requestID: requestID))
         case .methodNotAllowed:
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .createMultipartUpload:
@@ -108,7 +120,7 @@ extension S3Service {
             return try read(head, bucket: bucket, key: key, query: query, anonymous: caller.isAnonymous && !access.isOpen,
                             requestID: requestID)
         case .deleteObject:
-            return .respond(try deleteObject(head, bucket: bucket, key: key, query: query, requestID: requestID))
+            return .respond(try deleteObject(head, bucket: bucket, key: key, query: query, caller: caller, requestID: requestID))
         }
     }
 
@@ -125,13 +137,13 @@ extension S3Service {
         if head.method == "PUT" || head.method == "POST" { try refuseObjectLock(head) }
     }
 
-    /// Object Lock is not kept yet: a write that asks for a retention or a legal hold, or a
-    /// bucket made with Object Lock, is refused (501) rather than stored unlocked.
+    /// A write that asks for its own retention or legal hold (`x-amz-object-lock-*`) is refused
+    /// (501) rather than stored unlocked: a bucket's default retention and PutObjectRetention
+    /// lock versions (`S3Service+ObjectLock.swift`).
     static func refuseObjectLock(_ head: HTTPRequestHead) throws(S3Error) {
         for field in head.headers {
             let name = field.name.lowercased()
-            if name.hasPrefix("x-amz-object-lock-")
-                || (name == "x-amz-bucket-object-lock-enabled" && field.value.trimmingOWS().lowercased() == "true") {
+            if name.hasPrefix("x-amz-object-lock-") {
                 throw S3Error(.notImplemented, "blobd does not support Object Lock yet (\(field.name)); nothing was stored.")
             }
         }

@@ -45,6 +45,9 @@ extension S3Service {
             }
             if let status = root.value("Status") {
                 guard status == "Enabled" || status == "Suspended" else { throw XMLReader.malformed }
+                if status == "Suspended", objectLock(of: bucket) != nil {
+                    throw S3Error(.invalidBucketState, "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.")
+                }
                 try setAccess(bucket, .versioning, to: status)
             }
             return HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID)])
@@ -76,13 +79,15 @@ extension S3Service {
 
     /// Deletes `key` (or its version `versionID`) under `condition`, as the bucket's
     /// versioning says: unversioned as always; else a delete marker.
-    func delete(_ key: BlobKey, versionID: String?, if condition: WriteCondition?,
+    func delete(_ key: BlobKey, versionID: String?, if condition: WriteCondition?, bypassingGovernance: Bool = false,
                 drafting events: (String) -> EventDraft?) throws -> DeleteOutcome {
         if let versionID {
             try Self.checkVersionID(versionID)
             do {
-                let removal = try store.removeVersion(key, id: versionID, if: condition ?? .always,
-                                                      events: events("ObjectRemoved:Delete"))
+                // Object Lock is decided in the removal's transaction; the bypass only says GOVERNANCE may yield.
+                var locked = condition ?? .always
+                locked.bypassGovernance = bypassingGovernance
+                let removal = try store.removeVersion(key, id: versionID, if: locked, events: events("ObjectRemoved:Delete"))
                 let marker = removal.removed?.deleteMarker ?? false
                 return DeleteOutcome(versionID: versionID, deleteMarker: marker, markerVersionID: marker ? versionID : nil)
             } catch {
@@ -111,9 +116,11 @@ extension S3Service {
 
     /// DeleteObject: 204, naming the version removed or the delete marker made.
     func deleteObject(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
-                      requestID: String) throws -> HTTPResponse {
+                      caller: Principal, requestID: String) throws -> HTTPResponse {
         let blobKey = try blobKey(bucket, key)
-        let outcome = try delete(blobKey, versionID: Self.value("versionId", in: query), if: try Self.deleteCondition(head)) { name in
+        let bypass = try Self.bypassesGovernance(head, bucket: bucket, caller: caller)
+        let outcome = try delete(blobKey, versionID: Self.value("versionId", in: query), if: try Self.deleteCondition(head),
+                                 bypassingGovernance: bypass) { name in
             events(name, blobKey, head, requestID)
         }
         var headers = [("x-amz-request-id", requestID)]

@@ -11,6 +11,13 @@ import Synchronization
 public protocol BucketVersioningLookup: AnyObject, Sendable {
     /// The versioning of `bucket`.
     func versioning(of bucket: Substring) -> BucketVersioning
+    /// The Object Lock configuration of `bucket`; nil without Object Lock.
+    func objectLock(of bucket: Substring) -> ObjectLockConfiguration?
+}
+
+extension BucketVersioningLookup {
+    /// No bucket has Object Lock.
+    public func objectLock(of bucket: Substring) -> ObjectLockConfiguration? { nil }
 }
 
 /// Where the store learns a bucket's versioning: the HTTP layer's directory of bucket settings
@@ -33,6 +40,13 @@ public final class VersioningSource: Sendable {
         guard let lookup = lookup.withLock({ $0 }) else { return .unversioned }
         let raw = key.rawValue
         return lookup.versioning(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
+    }
+
+    /// The Object Lock configuration of the bucket of `key`; nil without Object Lock.
+    public func objectLock(of key: BlobKey) -> ObjectLockConfiguration? {
+        guard let lookup = lookup.withLock({ $0 }) else { return nil }
+        let raw = key.rawValue
+        return lookup.objectLock(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
     }
 }
 

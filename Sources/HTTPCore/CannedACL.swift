@@ -85,7 +85,7 @@ public struct SettingGrants: Sendable, Equatable {
                 } catch {
                     unreadable.append("\(setting.bucket) policy: \(error)")
                 }
-            case .cors, .lifecycle, .notifications, .versioning:
+            case .cors, .lifecycle, .notifications, .versioning, .objectLock:
                 continue
             }
         }

@@ -23,6 +23,8 @@ public final class KeyDirectory: BucketVersioningLookup {
         var keys: [KeyRecord] = []
         /// The versioning of the buckets that ever had it on (the others are unversioned).
         var versioning: [String: BucketVersioning] = [:]
+        /// The Object Lock configuration of the buckets that have one.
+        var objectLock: [String: ObjectLockConfiguration] = [:]
         /// Each bucket's CORS rules, parsed once per access version.
         var cors: [String: CORSConfiguration] = [:]
         /// Every bucket's lifecycle rules.
@@ -83,6 +85,10 @@ public final class KeyDirectory: BucketVersioningLookup {
         for setting in stored where setting.name == .versioning {
             fresh.versioning[setting.bucket] = setting.value == "Enabled" ? .enabled : .suspended
         }
+        for setting in stored where setting.name == .objectLock {
+            // One that no longer reads still locks: the bucket keeps Object Lock, without a default.
+            fresh.objectLock[setting.bucket] = ObjectLockConfiguration(stored: setting.value) ?? ObjectLockConfiguration()
+        }
         for bucket in events.update(stored) {
             logger.warning("The event subscriptions of a bucket no longer read; it sends no events", metadata: ["bucket": "\(bucket)"])
         }
@@ -134,6 +140,11 @@ public final class KeyDirectory: BucketVersioningLookup {
     /// change; at once on the node that made it).
     public func versioning(of bucket: Substring) -> BucketVersioning {
         snapshot.withLock { $0.versioning.isEmpty ? .unversioned : $0.versioning[String(bucket)] ?? .unversioned }
+    }
+
+    /// The Object Lock configuration of `bucket`, as of the last reload; nil without Object Lock.
+    public func objectLock(of bucket: Substring) -> ObjectLockConfiguration? {
+        snapshot.withLock { $0.objectLock.isEmpty ? nil : $0.objectLock[String(bucket)] }
     }
 
     /// The catalog, when attached.

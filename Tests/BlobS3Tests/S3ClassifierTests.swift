@@ -108,8 +108,14 @@ import Testing
         Row("HEAD", "/b/k", ["acl"], .getObjectACL),
         Row("GET", "/b/k", ["attributes"], .getObjectAttributes),
         Row("GET", "/b/k", ["tagging"], .getObjectConfiguration),
-        Row("GET", "/b/k", ["retention"], .getObjectConfiguration),
-        Row("GET", "/b/k", ["legal-hold"], .getObjectConfiguration),
+        Row("GET", "/b/k", ["retention"], .getObjectRetention),
+        Row("PUT", "/b/k", ["retention", "versionId"], .putObjectRetention),
+        Row("GET", "/b/k", ["legal-hold"], .getObjectLegalHold),
+        Row("PUT", "/b/k", ["legal-hold"], .putObjectLegalHold),
+        Row("GET", "/b", ["object-lock"], .getObjectLockConfiguration),
+        Row("PUT", "/b", ["object-lock"], .putObjectLockConfiguration),
+        Row("DELETE", "/b", ["object-lock"], .unsupportedSubresource),
+        Row("PUT", "/b/k", ["object-lock"], .unsupportedSubresource),
         Row("GET", "/b/k", ["torrent"], .unsupportedSubresource),
         Row("HEAD", "/b/k", ["tagging"], .unsupportedSubresource),
         Row("DELETE", "/b/k", .deleteObject),
@@ -153,12 +159,14 @@ import Testing
         case .deleteBucket: .wholeBucket(.delete, "b")
         case .listObjects, .listMultipartUploads: .listing(Array("b/p".utf8))
         case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle:
+             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle,
+             .getObjectLockConfiguration:
             .bucket("b")
         case .putBucketACL, .putBucketVersioning, .putBucketPolicy, .deleteBucketPolicy, .putBucketCORS, .deleteBucketCORS,
-             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification:
+             .putBucketLifecycle, .deleteBucketLifecycle, .putBucketNotification, .getBucketNotification, .putObjectLockConfiguration:
             .wholeBucket(.admin, "b")
-        case .putObjectACL: .key(.admin, key)
+        // Locking a version (retention, legal hold) needs admin on it, as its ACL does.
+        case .putObjectACL, .putObjectRetention, .putObjectLegalHold: .key(.admin, key)
         case .abortMultipartUpload, .listParts: .key(.write, key)
         case .unsupportedSubresource, .methodNotAllowed:
             switch row.shape {

@@ -226,23 +226,4 @@ import Testing
             check(admin.get_object(Bucket="vone", Key="plain", VersionId="null")["Body"].read() == b"p", "the null version")
             """)
     }
-
-    /// Object Lock is not kept yet: asking for it is refused (501), never stored unlocked.
-    @Test func objectLockIsRefused() throws {
-        try Self.python("""
-            import datetime
-            until = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
-            check(error(lambda: admin.create_bucket(Bucket="locked", ObjectLockEnabledForBucket=True))[:2] == ("NotImplemented", 501),
-                  "a bucket with Object Lock")
-            check(error(lambda: admin.head_bucket(Bucket="locked"))[:2] == ("404", 404), "not made")
-            admin.create_bucket(Bucket="plainlock")
-            check(error(lambda: admin.put_object(Bucket="plainlock", Key="k", Body=b"x", ObjectLockMode="COMPLIANCE",
-                                                 ObjectLockRetainUntilDate=until))[:2] == ("NotImplemented", 501), "a retention")
-            check(error(lambda: admin.put_object(Bucket="plainlock", Key="k", Body=b"x", ObjectLockLegalHoldStatus="ON"))[:2]
-                  == ("NotImplemented", 501), "a legal hold")
-            check(error(lambda: admin.create_multipart_upload(Bucket="plainlock", Key="k", ObjectLockMode="GOVERNANCE",
-                                                              ObjectLockRetainUntilDate=until))[:2] == ("NotImplemented", 501), "on a multipart upload")
-            check(error(lambda: admin.head_object(Bucket="plainlock", Key="k"))[:2] == ("404", 404), "nothing stored")
-            """)
-    }
 }

@@ -1,0 +1,165 @@
+import BlobStore
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPCore
+import MicroHTTPD
+
+/// S3 Object Lock (issue 25): a bucket made with `x-amz-bucket-object-lock-enabled` (versioning
+/// on, for good), its configuration and default retention (Put/GetObjectLockConfiguration), and
+/// each version's retention and legal hold (Put/GetObjectRetention, Put/GetObjectLegalHold). The
+/// catalog decides every removal against the lock inside its transaction, on the server's clock;
+/// GOVERNANCE yields only to `x-amz-bypass-governance-retention` from a caller with `admin` on
+/// the bucket, COMPLIANCE and legal holds to nobody.
+extension S3Service {
+    /// The Object Lock configuration of `bucket`; nil without Object Lock.
+    func objectLock(of bucket: String) -> ObjectLockConfiguration? {
+        access.directory.objectLock(of: bucket[...])
+    }
+
+    /// True when the request names `x-amz-bypass-governance-retention: true`; a caller without
+    /// `admin` on the bucket who names it is refused (AccessDenied), whatever the object's lock.
+    static func bypassesGovernance(_ head: HTTPRequestHead, bucket: String, caller: Principal) throws(S3Error) -> Bool {
+        guard let value = head["x-amz-bypass-governance-retention"] else { return false }
+        guard value.trimmingOWS().lowercased() == "true" else { return false }
+        guard caller.grants.allows(.admin, wholeBucket: bucket) else {
+            throw S3Error(.accessDenied, "Access Denied: bypassing governance retention needs admin on bucket \(bucket).")
+        }
+        return true
+    }
+
+    /// The bucket must have Object Lock, as S3 requires for retention and legal holds.
+    private func requireObjectLock(_ bucket: String) throws {
+        try requireBucket(bucket)
+        guard objectLock(of: bucket) != nil else { throw S3Error(.invalidRequest, "Bucket is missing Object Lock Configuration") }
+    }
+
+    // MARK: The bucket's configuration
+
+    /// Turns Object Lock on for `bucket` (made with `x-amz-bucket-object-lock-enabled`): its
+    /// versioning is enabled in the same step.
+    func enableObjectLock(_ bucket: String) throws {
+        try setAccess(bucket, .versioning, to: "Enabled")
+        try setAccess(bucket, .objectLock, to: ObjectLockConfiguration().stored)
+    }
+
+    /// PutObjectLockConfiguration: ObjectLockEnabled Enabled, and an optional default retention
+    /// (Mode and Days or Years). A bucket without Object Lock gets it only if its versioning is
+    /// enabled, as in S3.
+    func receivePutObjectLock(_ head: HTTPRequestHead, bucket: String, requestID: String) throws -> HTTPRequestAction {
+        try requireBucket(bucket)
+        let tooLarge = S3Error(.malformedXML, "The ObjectLockConfiguration is too large.")
+        return try receiveSetting(head, bucket: bucket, limit: 64 * 1024, tooLarge: tooLarge, requestID: requestID) { [self] body in
+            let root = try XML.parse(body, maxChildren: 4)
+            guard root.name == "ObjectLockConfiguration", root.value("ObjectLockEnabled") == "Enabled" else { throw XMLReader.malformed }
+            var configuration = ObjectLockConfiguration()
+            if let rule = root.children.first(where: { $0.name == "Rule" }) {
+                guard let retention = rule.children.first(where: { $0.name == "DefaultRetention" }),
+                      let mode = retention.value("Mode").flatMap(ObjectLock.Mode.init(rawValue:)) else { throw XMLReader.malformed }
+                let days = retention.value("Days").flatMap { Int($0) }, years = retention.value("Years").flatMap { Int($0) }
+                guard (days == nil) != (years == nil), (1...36_500).contains(days ?? years ?? 0), (years ?? 1) <= 100 else {
+                    throw S3Error(.invalidArgument, "A default retention names a positive Days or Years, not both.")
+                }
+                configuration = ObjectLockConfiguration(defaultMode: mode, days: days, years: years)
+            }
+            guard objectLock(of: bucket) != nil || versioning(of: bucket) == .enabled else {
+                throw S3Error(.invalidBucketState, "Versioning must be 'Enabled' on the bucket to apply a Object Lock configuration")
+            }
+            try setAccess(bucket, .objectLock, to: configuration.stored)
+            return HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID)])
+        }
+    }
+
+    /// GetObjectLockConfiguration.
+    func getObjectLock(bucket: String, requestID: String) throws -> HTTPResponse {
+        try requireBucket(bucket)
+        guard let configuration = objectLock(of: bucket) else {
+            throw S3Error(.objectLockConfigurationNotFound, "Object Lock configuration does not exist for this bucket")
+        }
+        var rule = ""
+        if let mode = configuration.defaultMode {
+            let period = configuration.years.map { XML.element("Years", String($0)) } ?? XML.element("Days", String(configuration.days ?? 0))
+            rule = "<Rule><DefaultRetention>" + XML.element("Mode", mode.rawValue) + period + "</DefaultRetention></Rule>"
+        }
+        return xmlResponse(XML.declaration + "<ObjectLockConfiguration xmlns=\"\(XML.namespace)\">"
+                           + XML.element("ObjectLockEnabled", "Enabled") + rule + "</ObjectLockConfiguration>", requestID: requestID)
+    }
+
+    // MARK: A version's retention and legal hold
+
+    /// PutObjectRetention (`?retention`, with an optional `versionId`): Mode and RetainUntilDate;
+    /// shortening or removing a retention in force needs the governance bypass (GOVERNANCE) or
+    /// is refused (COMPLIANCE).
+    func receivePutRetention(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+                             caller: Principal, requestID: String) throws -> HTTPRequestAction {
+        try requireObjectLock(bucket)
+        let blobKey = try blobKey(bucket, key)
+        let id = Self.value("versionId", in: query)
+        if let id { try Self.checkVersionID(id) }
+        let bypass = try Self.bypassesGovernance(head, bucket: bucket, caller: caller)
+        let tooLarge = S3Error(.malformedXML, "The Retention is too large.")
+        return try receiveSetting(head, bucket: bucket, limit: 64 * 1024, tooLarge: tooLarge, requestID: requestID) { [self] body in
+            let root = try XML.parse(body, maxChildren: 4)
+            guard root.name == "Retention" else { throw XMLReader.malformed }
+            var retention = ObjectLock.unlocked
+            if let modeText = root.value("Mode") {
+                guard let mode = ObjectLock.Mode(rawValue: modeText), let dateText = root.value("RetainUntilDate"),
+                      let until = Self.iso8601Seconds(dateText) else { throw XMLReader.malformed }
+                guard until > Int64(time(nil)) else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
+                retention = ObjectLock(mode: mode, retainUntil: until)
+            }
+            let version = try store.setLock(blobKey, id: id, retention: retention, bypassGovernance: bypass)
+            return HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID)] + Self.versionHeaders(version.record, .enabled))
+        }
+    }
+
+    /// GetObjectRetention: the version's retention, or NoSuchObjectLockConfiguration.
+    func getRetention(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        let lock = try lock(bucket: bucket, key: key, query: query)
+        guard let mode = lock.mode, let until = lock.retainUntil else {
+            throw S3Error(.noSuchObjectLockConfiguration, "The specified object does not have a ObjectLock configuration")
+        }
+        return xmlResponse(XML.declaration + "<Retention xmlns=\"\(XML.namespace)\">" + XML.element("Mode", mode.rawValue)
+                           + XML.element("RetainUntilDate", Self.isoDate(until)) + "</Retention>", requestID: requestID)
+    }
+
+    /// PutObjectLegalHold: Status ON or OFF.
+    func receivePutLegalHold(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
+                             requestID: String) throws -> HTTPRequestAction {
+        try requireObjectLock(bucket)
+        let blobKey = try blobKey(bucket, key)
+        let id = Self.value("versionId", in: query)
+        if let id { try Self.checkVersionID(id) }
+        let tooLarge = S3Error(.malformedXML, "The LegalHold is too large.")
+        return try receiveSetting(head, bucket: bucket, limit: 64 * 1024, tooLarge: tooLarge, requestID: requestID) { [self] body in
+            let root = try XML.parse(body, maxChildren: 2)
+            guard root.name == "LegalHold", let status = root.value("Status"), status == "ON" || status == "OFF" else {
+                throw XMLReader.malformed
+            }
+            let version = try store.setLock(blobKey, id: id, legalHold: status == "ON")
+            return HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID)] + Self.versionHeaders(version.record, .enabled))
+        }
+    }
+
+    /// GetObjectLegalHold.
+    func getLegalHold(bucket: String, key: String, query: [(name: String, value: [UInt8])], requestID: String) throws -> HTTPResponse {
+        let lock = try lock(bucket: bucket, key: key, query: query)
+        return xmlResponse(XML.declaration + "<LegalHold xmlns=\"\(XML.namespace)\">" + XML.element("Status", lock.legalHold ? "ON" : "OFF")
+                           + "</LegalHold>", requestID: requestID)
+    }
+
+    /// The lock of the version a Get names (the current one without `versionId`).
+    private func lock(bucket: String, key: String, query: [(name: String, value: [UInt8])]) throws -> ObjectLock {
+        try requireObjectLock(bucket)
+        let blobKey = try blobKey(bucket, key)
+        if let id = Self.value("versionId", in: query) {
+            try Self.checkVersionID(id)
+            guard let version = try store.version(blobKey, id: id), !version.deleteMarker else {
+                throw S3Error(.noSuchVersion, "The specified version does not exist.")
+            }
+            return version.record.lock
+        }
+        guard let record = try store.record(for: blobKey) else { throw StoreError.notFound }
+        return record.lock
+    }
+}
