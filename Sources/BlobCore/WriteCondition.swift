@@ -30,6 +30,10 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     /// (or a retention change) may go past a GOVERNANCE retention, never a COMPLIANCE one or a
     /// legal hold.
     public var bypassGovernance = false
+    /// The Object Lock the new version asks for (S3's `x-amz-object-lock-*` on PutObject): its
+    /// retention (when it has a mode) replaces the bucket's default, its legal hold is set when
+    /// on. Nil: the bucket's default alone. Not a requirement, like `versioning`.
+    public var newLock: ObjectLock?
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {

@@ -22,7 +22,7 @@ extension S3Service {
         return BlobRead.later(store, blobKey, open: { [self] in try openObject(bucket, key, found: $0) },
                               answer: { [self] blob in
                                   var response = try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
-                                  response.headers += Self.versionHeaders(blob.record, versioning)
+                                  response.headers += Self.versionHeaders(blob.record, versioning) + Self.lockHeaders(blob.record)
                                   return response
                               },
                               failure: { [self] error in

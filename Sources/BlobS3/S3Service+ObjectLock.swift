@@ -28,6 +28,47 @@ extension S3Service {
         return true
     }
 
+    /// The lock PutObject's `x-amz-object-lock-mode` and `-retain-until-date` (together, a date
+    /// to come) and `-legal-hold` (ON or OFF) ask for; nil when it names none. The bucket must
+    /// have Object Lock, and the caller `admin` on the key, as PutObjectRetention needs.
+    func requestedLock(_ head: HTTPRequestHead, bucket: String, key: BlobKey, caller: Principal) throws -> ObjectLock? {
+        let names = ["x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold"]
+        guard names.contains(where: { head[$0] != nil }) else { return nil }
+        for name in names where head.values(of: name).count > 1 { throw S3Error(.invalidArgument, "\(name) may be given once.") }
+        try requireObjectLock(bucket)
+        guard caller.grants.allows(.admin, key: key.rawValue.utf8) else {
+            throw S3Error(.accessDenied, "Access Denied: locking a version needs admin on its key.")
+        }
+        var lock = ObjectLock()
+        switch (head["x-amz-object-lock-mode"], head["x-amz-object-lock-retain-until-date"]) {
+        case (nil, nil): break
+        case (let mode?, let date?):
+            guard let mode = ObjectLock.Mode(rawValue: String(mode.trimmingOWS())), let until = Self.iso8601Seconds(String(date.trimmingOWS()))
+            else { throw S3Error(.invalidArgument, "Unknown wormMode directive, or a retain until date that is not an ISO 8601 time.") }
+            guard until > Int64(time(nil)) else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
+            (lock.mode, lock.retainUntil) = (mode, until)
+        default:
+            throw S3Error(.invalidArgument, "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
+        }
+        switch head["x-amz-object-lock-legal-hold"].map({ String($0.trimmingOWS()) }) {
+        case nil, "OFF": break
+        case "ON": lock.legalHold = true
+        default: throw S3Error(.invalidArgument, "Legal Hold must be either of 'ON' or 'OFF'")
+        }
+        return lock
+    }
+
+    /// A version's lock as GetObject and HeadObject name it: the retention's mode and date,
+    /// and the legal hold when on.
+    static func lockHeaders(_ record: BlobRecord) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        if let mode = record.lock.mode, let until = record.lock.retainUntil {
+            headers += [("x-amz-object-lock-mode", mode.rawValue), ("x-amz-object-lock-retain-until-date", isoDate(until))]
+        }
+        if record.lock.legalHold { headers.append(("x-amz-object-lock-legal-hold", "ON")) }
+        return headers
+    }
+
     /// The bucket must have Object Lock, as S3 requires for retention and legal holds.
     private func requireObjectLock(_ bucket: String) throws {
         try requireBucket(bucket)

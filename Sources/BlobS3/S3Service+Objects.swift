@@ -16,7 +16,8 @@ extension S3Service {
         guard payload.size != nil || head["Transfer-Encoding"] != nil else {
             throw S3Error(.missingContentLength, "You must provide the Content-Length HTTP header.")
         }
-        let condition = try writeCondition(Preconditions(head, acceptingUnquotedTags: true), key: blobKey, caller: caller)
+        var condition = try writeCondition(Preconditions(head, acceptingUnquotedTags: true), key: blobKey, caller: caller)
+        condition.newLock = try requestedLock(head, bucket: bucket, key: blobKey, caller: caller)
         let attributes = try Self.attributes(head, key: key)
         let digests = BodyDigests(checksum: payload.checksum, size: payload.size)
         let stream = try store.beginWrite(expectedSize: payload.size, expectedSHA256: payload.expectedSHA256, hasher: digests.hasher)

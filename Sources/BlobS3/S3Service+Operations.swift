@@ -11,7 +11,8 @@ extension S3Service {
     func perform(_ operation: S3Operation, _ head: HTTPRequestHead, query: [(name: String, value: [UInt8])], target: Target,
                  authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         if operation.checksVersionAndACLs {
-            try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL, takingVersions: operation.takesVersionID)
+            try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL, takingVersions: operation.takesVersionID,
+                                           takingLock: operation == .putObject)
         }
         let bucket = target.bucket ?? ""
         let key = target.key ?? ""
@@ -127,19 +128,19 @@ extension S3Service {
     /// A version id other than `null` on an operation that takes none (`takingVersions`), and
     /// on a write the ACLs blobd does not keep.
     static func refuseVersionsAndACLs(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
-                                      checkingACLs: Bool = true, takingVersions: Bool = false) throws(S3Error) {
+                                      checkingACLs: Bool = true, takingVersions: Bool = false, takingLock: Bool = false) throws(S3Error) {
         if !takingVersions, let version = query.first(where: { $0.name == "versionId" }), !version.value.elementsEqual("null".utf8) {
             throw S3Error(.notImplemented, "blobd does not take a versionId on this operation (only 'null').")
         }
         if checkingACLs && (head.method == "PUT" || head.method == "POST") {
             try refuseACLs(head)
         }
-        if head.method == "PUT" || head.method == "POST" { try refuseObjectLock(head) }
+        if !takingLock && (head.method == "PUT" || head.method == "POST") { try refuseObjectLock(head) }
     }
 
-    /// A write that asks for its own retention or legal hold (`x-amz-object-lock-*`) is refused
-    /// (501) rather than stored unlocked: a bucket's default retention and PutObjectRetention
-    /// lock versions (`S3Service+ObjectLock.swift`).
+    /// A write other than PutObject that asks for its own retention or legal hold
+    /// (`x-amz-object-lock-*`: CopyObject, CreateMultipartUpload, POST) is refused (501) rather
+    /// than stored unlocked; PutObject takes them (`S3Service+ObjectLock.swift`).
     static func refuseObjectLock(_ head: HTTPRequestHead) throws(S3Error) {
         for field in head.headers {
             let name = field.name.lowercased()

@@ -159,6 +159,7 @@ extension S3Service {
         let blob = try store.open(version: version)
         var response = try read(head, blob: blob, query: query, overrides: overrides, requestID: requestID)
         response.headers.append(("x-amz-version-id", id))
+        response.headers += Self.lockHeaders(version.record)
         return response
     }
 

@@ -96,6 +96,17 @@ extension BlobStore {
         return try versionIndex.setLock(key, id: id, retention: retention, legalHold: legalHold, bypassGovernance: bypassGovernance)
     }
 
+    /// The Object Lock a new version of `record`'s key gets: the bucket's default retention,
+    /// replaced by the one `asked` names (if it names a mode), with its legal hold.
+    func lock(of record: BlobRecord, asked: ObjectLock?) -> ObjectLock {
+        var lock = versioningSource.objectLock(of: record.key)?.defaultLock(at: Int64(time(nil))) ?? record.lock
+        if let asked {
+            if asked.mode != nil { (lock.mode, lock.retainUntil) = (asked.mode, asked.retainUntil) }
+            if asked.legalHold { lock.legalHold = true }
+        }
+        return lock
+    }
+
     /// Version `id` of `key`, current or not.
     public func version(_ key: BlobKey, id: String) throws(StoreError) -> BlobVersion? {
         try versionIndex.version(key, id: id)

@@ -307,10 +307,8 @@ public final class BlobStore: Sendable {
         var condition = condition
         if condition.versioning == .unversioned { condition.versioning = versioning(of: record.key) }
         record.versioned = condition.versioning == .enabled
-        // A new version in a bucket with a default retention is locked by the same commit.
-        if record.versioned, record.lock == .unlocked, let lock = versioningSource.objectLock(of: record.key)?.defaultLock(at: Int64(time(nil))) {
-            record.lock = lock
-        }
+        // A new version is locked by the same commit: its bucket's default retention, or the one it asked for.
+        if record.versioned { record.lock = lock(of: record, asked: condition.newLock) }
         // The group commit fsyncs the file's folder before the transaction (see `init`).
         commits.commit(record, completingUpload: completingUpload, if: condition, events: events) { [self] result in
             switch result {

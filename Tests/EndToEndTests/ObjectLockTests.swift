@@ -92,9 +92,23 @@ import Testing
             removed = admin.delete_object(Bucket="gov", Key="k", VersionId=vid, BypassGovernanceRetention=True)
             check(removed["VersionId"] == vid, "GOVERNANCE bypassed by admin: %r" % removed)
             check(error(lambda: admin.get_object(Bucket="gov", Key="k", VersionId=vid))[:2] == ("NoSuchVersion", 404), "gone")
-            # Lock headers on a write are still refused rather than ignored.
-            check(error(lambda: admin.put_object(Bucket="gov", Key="h", Body=b"x", ObjectLockLegalHoldStatus="ON"))[:2]
-                  == ("NotImplemented", 501), "x-amz-object-lock-* on a write")
+            # PutObject's lock headers lock the new version in its commit (admin on the key); HEAD names the lock.
+            check(error(lambda: writer.put_object(Bucket="gov", Key="h", Body=b"x", ObjectLockLegalHoldStatus="ON"))[:2]
+                  == ("AccessDenied", 403), "locking on a write needs admin")
+            check(error(lambda: admin.put_object(Bucket="plain", Key="h", Body=b"x", ObjectLockLegalHoldStatus="ON"))[:2]
+                  == ("InvalidRequest", 400), "no Object Lock on the bucket")
+            check(error(lambda: admin.put_object(Bucket="gov", Key="h", Body=b"x", ObjectLockMode="GOVERNANCE"))[:2]
+                  == ("InvalidArgument", 400), "a mode without a date")
+            hv = admin.put_object(Bucket="gov", Key="h", Body=b"x", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until,
+                                  ObjectLockLegalHoldStatus="ON")["VersionId"]
+            head = writer.head_object(Bucket="gov", Key="h")
+            check((head["ObjectLockMode"], head["ObjectLockLegalHoldStatus"]) == ("COMPLIANCE", "ON")
+                  and abs((head["ObjectLockRetainUntilDate"] - until).total_seconds()) < 1, "HEAD names the lock: %r" % head)
+            check(error(lambda: admin.delete_object(Bucket="gov", Key="h", VersionId=hv, BypassGovernanceRetention=True))[:2]
+                  == ("AccessDenied", 403), "locked at its commit")
+            # Lock headers on the other writes are still refused rather than ignored.
+            check(error(lambda: admin.create_multipart_upload(Bucket="gov", Key="m", ObjectLockLegalHoldStatus="ON"))[:2]
+                  == ("NotImplemented", 501), "x-amz-object-lock-* on CreateMultipartUpload")
             """)
     }
 }
