@@ -48,7 +48,8 @@ public struct WorkProgress: Sendable {
 extension BlobStore {
     /// Re-hashes every blob against the index and looks for files the index does not name.
     /// With `repair`, records of missing files are dropped, and corrupt and unindexed files are
-    /// moved to `quarantine/` (never deleted), corrupt ones losing their record.
+    /// moved to `quarantine/` (never deleted), corrupt ones losing their record; a version under
+    /// Object Lock is reported but left as it is.
     ///
     /// In a cluster, a file is not unindexed while it waits out the reclaim grace period, or
     /// while a live node (one whose `nodes/NODE/lock` is held) lists it as being written; the
@@ -133,10 +134,13 @@ extension BlobStore {
     private func repair(_ report: CheckReport) throws(StoreError) {
         let quarantine = directory + "/quarantine"
         try FileSystem.makeDirectory(quarantine)
-        for record in report.missing {
+        // A version under Object Lock is reported, never dropped nor moved: only its lock's end frees it.
+        let now = Int64(time(nil))
+        func locked(_ record: BlobRecord) -> Bool { record.lock.removalFailure(at: now, bypassingGovernance: false) != nil }
+        for record in report.missing where !locked(record) {
             try forget(record)
         }
-        for record in report.corrupt {
+        for record in report.corrupt where !locked(record) {
             try FileSystem.rename(path(of: record), "\(quarantine)/\(record.version)")
             try forget(record)
         }

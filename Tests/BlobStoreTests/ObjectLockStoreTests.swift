@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+@testable import BlobStore
+
+/// Object Lock in the store: a bucket's default retention locks each new version in its own
+/// commit, and `check(repair:)` reports a damaged locked version without dropping or moving it.
+@Suite struct ObjectLockStoreTests {
+    /// `locked` is versioned with a COMPLIANCE default of one day; `plain` is versioned only.
+    final class Buckets: BucketVersioningLookup {
+        func versioning(of bucket: Substring) -> BucketVersioning { bucket == "locked" || bucket == "plain" ? .enabled : .unversioned }
+        func objectLock(of bucket: Substring) -> ObjectLockConfiguration? {
+            bucket == "locked" ? ObjectLockConfiguration(defaultMode: .compliance, days: 1) : nil
+        }
+    }
+
+    @Test func defaultRetentionAndRepair() throws {
+        let dir = TempDirectory()
+        let store = try BlobStore(directory: dir.path)
+        store.versioningSource.set(Buckets())
+        let before = Int64(time(nil))
+        let locked = try store.put(Array("keep".utf8), as: "locked/k").record
+        let plain = try store.put(Array("free".utf8), as: "plain/k").record
+        #expect(locked.lock.mode == .compliance)
+        #expect((before + 86_400...Int64(time(nil)) + 86_400).contains(locked.lock.retainUntil ?? 0))
+        #expect(try store.record(for: locked.key)?.lock == locked.lock, "stored by the commit")
+        #expect(plain.lock == .unlocked)
+        #expect(throws: StoreError.objectLocked) { try store.removeVersion(locked.key, id: locked.version) }
+        // Damage both files: the repair quarantines the unlocked one, and leaves the locked one (reported).
+        for record in [locked, plain] { try Data("XXXX".utf8).write(to: URL(fileURLWithPath: store.path(of: record))) }
+        let report = try store.check(repair: true)
+        #expect(Set(report.corrupt.map(\.key)) == [locked.key, plain.key])
+        #expect(try store.record(for: locked.key) != nil && store.record(for: plain.key) == nil)
+        #expect(FileManager.default.fileExists(atPath: store.path(of: locked)))
+    }
+}
