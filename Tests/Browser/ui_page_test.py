@@ -223,6 +223,15 @@ def admin_key(driver):
     check(api("PUT", "/v1/blobs/photos/pub/open.txt", data=b"open").status_code == 201, "put a public blob")
     check(requests.get(BASE + "/v1/blobs/photos/pub/open.txt").content == b"open", "anonymous read of a public prefix")
     check(requests.get(BASE + "/v1/blobs/photos/note.txt").status_code == 401, "the rest stays closed")
+    # The lifecycle editor saves through /v1/admin/buckets/B/lifecycle, as the API reads it back.
+    rules = '{"rules": [{"id": "tmp-7d", "status": "Enabled", "prefix": "tmp/", "expiration_days": 7}]}'
+    area = css(driver, "#setting-lifecycle")[0]
+    area.clear()
+    area.send_keys(rules)
+    click(area.find_element(By.XPATH, "./ancestor::form//button[@type='submit']"))
+    wait(driver, lambda d: css(d, "#setting-lifecycle-status")[0].text == "Saved.", "lifecycle rules saved from the page")
+    stored = api("GET", "/v1/admin/buckets/photos/lifecycle").json()
+    check(stored["rules"][0]["id"] == "tmp-7d" and stored["rules"][0]["expiration_days"] == 7, f"lifecycle as stored: {stored}")
     accessible(driver, "bucket settings")
     shot(driver, "bucket-settings")
     go(driver, "#/o/photos/pub/open.txt")

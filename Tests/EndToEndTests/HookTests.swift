@@ -98,7 +98,7 @@ import Testing
         let dir = TempDir()
         let log = dir.path + "/hooks.jsonl"
         let (hook, blobd, s3Port) = try Self.start(hookLog: log, dir: dir)
-        defer { kill(hook.processIdentifier, SIGKILL) }
+        defer { hook.stop() }
         try Self.python("""
             # tus: a creation the handler rejects by its metadata stores nothing.
             tus = tusclient.client.TusClient(V1 + "/v1/uploads")
@@ -161,8 +161,7 @@ import Testing
             check(code(lambda: s3.head_object(Bucket="s3b", Key="virus.exe")) == 404, "no object after a rejected PutObject")
             """, blobd, s3Port: s3Port, log: log)
         // The hook gone: 503, nothing stored.
-        kill(hook.processIdentifier, SIGKILL)
-        hook.waitUntilExit()
+        hook.stop()
         try Self.python("""
             status, body, headers, _ = curl("-X", "PUT", "--data-binary", "@-", V1 + "/v1/blobs/files/after.txt", data=b"x")
             check(status == 503, "no hook to ask: %d %r" % (status, body))

@@ -84,7 +84,7 @@ import Testing
         receiver.environment = ProcessInfo.processInfo.environment.merging(["LD_PRELOAD": library, "FAKETIME": "+2d"]) { $1 }
         receiver.standardError = FileHandle(forWritingAtPath: dir.file("receiver.err", []))
         try receiver.run()
-        defer { kill(receiver.processIdentifier, SIGKILL) }
+        defer { receiver.stop() }
         let webhook = ["BLOBD_NOTIFY_WEBHOOK_HOOK": "http://127.0.0.1:\(port)/", "BLOBD_NOTIFY_SECRET_HOOK": secret]
         do {
             let (blobd, s3) = try Self.start(dataDir: data.path + "/data", environment: webhook)

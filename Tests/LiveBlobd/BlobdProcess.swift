@@ -142,6 +142,8 @@ public func run(_ executable: String, _ arguments: [String], stdin: [UInt8]? = n
     while process.isRunning && Date() < deadline { usleep(2_000) }
     if process.isRunning {
         process.terminate()
+        usleep(500_000)
+        process.stop()  // reaped: no zombie outlives the test
         throw TestFailure("\(executable) \(arguments) timed out")
     }
     let stdoutBytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data())

@@ -87,6 +87,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     public func terminate() { kill(processIdentifier, SIGTERM) }
 
+    /// Kills the child (SIGKILL) if it still runs, and reaps it: a test must leave no zombie,
+    /// which would confuse Swift Testing's exit-test monitor (it waits on any child).
+    public func stop() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
+    }
+
     private static func descriptor(of handle: Any?, for target: Int32) -> Int32? {
         switch handle {
         case let pipe as Pipe: target == STDIN_FILENO ? pipe.fileHandleForReading.fileDescriptor : pipe.fileHandleForWriting.fileDescriptor

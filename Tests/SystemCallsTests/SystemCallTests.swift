@@ -79,7 +79,17 @@ private let caughtSignals = Atomic<Int>(0)
 
     /// A descriptor that is not open is a bug in blobd: the process stops, with the reason on
     /// stderr, rather than the call failing with an error a request would turn into a 500.
+    /// Reaps children that earlier tests left exited but unreaped: Swift Testing's exit-test
+    /// monitor waits for any child of the test process, and a stray zombie kept it from ever
+    /// seeing its own (the suite hung). `make test` runs tests one at a time, so no other test's
+    /// child is running now.
+    static func reapStrayChildren() {
+        var status: Int32 = 0
+        while waitpid(-1, &status, WNOHANG) > 0 {}
+    }
+
     @Test func aClosedDescriptorStopsTheProcess() async {
+        Self.reapStrayChildren()
         await #expect(processExitsWith: .failure) {
             var ends: [Int32] = [0, 0]
             _ = pipe(&ends)
@@ -91,6 +101,7 @@ private let caughtSignals = Atomic<Int>(0)
     }
 
     @Test func aClosedDescriptorStopsTheProcessWithItsReason() async throws {
+        Self.reapStrayChildren()
         let result = try await #require(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             FileDescriptor(rawValue: 1000).close()
         }
