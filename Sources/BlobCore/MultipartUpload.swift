@@ -18,10 +18,14 @@ public struct MultipartUpload: Sendable, Equatable {
     /// Once completed, the object's checksum as `BlobRecord.checksum` keeps it (`sha256:BASE64-3`),
     /// which a repeated Complete answers again.
     public var checksum: String?
+    /// The Object Lock CreateMultipartUpload asked for (`x-amz-object-lock-*`), which Complete
+    /// gives the new version in the commit that makes it; nil when none.
+    public var lock: ObjectLock?
 
     public init(id: String, key: BlobKey, attributes: BlobAttributes, created: Int64, expires: Int64, completedETag: String? = nil,
-                checksum: String? = nil) {
+                checksum: String? = nil, lock: ObjectLock? = nil) {
         self.checksum = checksum
+        self.lock = lock
         self.id = id
         self.key = key
         self.attributes = attributes

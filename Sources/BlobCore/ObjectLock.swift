@@ -24,6 +24,14 @@ public struct ObjectLock: Sendable, Equatable {
     /// No retention and no legal hold.
     public static let unlocked = ObjectLock()
 
+    /// The lock kept in columns `lock_mode`, `lock_until` and `legal_hold`; nil when they name
+    /// neither a retention nor a legal hold.
+    public init?(mode: String?, until: Int64?, legalHold: Bool) {
+        let mode = mode.flatMap(Mode.init(rawValue:))
+        guard mode != nil || legalHold else { return nil }
+        self.init(mode: mode, retainUntil: mode == nil ? nil : until, legalHold: legalHold)
+    }
+
     /// The retention's mode while it is in force at `now`; nil once it has passed (or none).
     public func retention(at now: Int64) -> Mode? {
         guard let mode, let retainUntil, retainUntil > now else { return nil }

@@ -253,6 +253,11 @@ enum S3Operation: String, Sendable, CaseIterable {
         }
     }
 
+    /// The writes that take `x-amz-object-lock-*` for the version they make.
+    var takesObjectLock: Bool {
+        self == .putObject || self == .copyObject || self == .createMultipartUpload
+    }
+
     /// The operations that take a `versionId` (any version, not only `null`).
     var takesVersionID: Bool {
         switch self {

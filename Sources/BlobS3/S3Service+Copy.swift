@@ -13,7 +13,8 @@ extension S3Service {
     /// The bytes are copied into a new file on the commit pool, inside the kernel where the file
     /// system allows (copy_file_range), and committed atomically like a PUT. The copy keeps the
     /// source's checksum, unless `x-amz-checksum-algorithm` asks for one: then the bytes pass
-    /// through user space, and the copy gets that full-object checksum.
+    /// through user space, and the copy gets that full-object checksum. `x-amz-object-lock-*`
+    /// lock the new version as on PutObject.
     func copyObject(_ head: HTTPRequestHead, bucket: String, key: String, caller: Principal,
                     requestID: String) throws -> HTTPRequestAction {
         let destination = try blobKey(bucket, key)
@@ -35,6 +36,8 @@ extension S3Service {
         var condition = Preconditions(head, acceptingUnquotedTags: true).writeCondition(.content)
         condition.onlyCreate = caller.write(destination) == .createOnly
         condition.versioning = versioning(of: destination)
+        // The new version's own lock (S3 does not copy the source's).
+        condition.newLock = try requestedLock(head, bucket: bucket, key: destination, caller: caller)
         let digests = algorithm.map { BodyDigests(checksum: $0, size: blob.record.size, md5: false) }
         let stream = try store.beginWrite(expectedSize: blob.record.size, expectedSHA256: blob.record.sha256, hasher: digests?.hasher)
         // The copy runs on the commit pool once the (empty) body is in; a dropped connection

@@ -3,14 +3,17 @@ import BlobStore
 import MicroHTTPD
 
 extension S3Service {
-    /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry.
-    func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?,
+    /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry and
+    /// the Object Lock its version gets at Complete (`x-amz-object-lock-*`, kept in the upload's row).
+    func createMultipart(_ head: HTTPRequestHead, bucket: String, key: String, authorized: Authorized?, caller: Principal,
                          requestID: String) throws -> HTTPResponse {
         let checksum = try MultipartChecksum(head)
+        let blobKey = try blobKey(bucket, key)
+        let lock = try requestedLock(head, bucket: bucket, key: blobKey, caller: caller)
         // Counted against the access key, or without one (open access) the client's address.
         let owner = authorized.map { $0.keyID.map { "key:" + $0 } ?? "s3:" + $0.accessKey } ?? access.addressOwner(head)
-        let upload = try store.createMultipart(key: try blobKey(bucket, key), attributes: try Self.attributes(head, key: key),
-                                               lifetime: store.options.uploadExpiry, checksum: checksum?.stored, owner: owner)
+        let upload = try store.createMultipart(key: blobKey, attributes: try Self.attributes(head, key: key),
+                                               lifetime: store.options.uploadExpiry, checksum: checksum?.stored, owner: owner, lock: lock)
         var response = xmlResponse(XML.declaration + "<InitiateMultipartUploadResult xmlns=\"\(XML.namespace)\">"
             + XML.element("Bucket", bucket) + XML.element("Key", key) + XML.element("UploadId", upload.id)
             + "</InitiateMultipartUploadResult>", requestID: requestID)

@@ -28,9 +28,10 @@ extension S3Service {
         return true
     }
 
-    /// The lock PutObject's `x-amz-object-lock-mode` and `-retain-until-date` (together, a date
-    /// to come) and `-legal-hold` (ON or OFF) ask for; nil when it names none. The bucket must
-    /// have Object Lock, and the caller `admin` on the key, as PutObjectRetention needs.
+    /// The lock a write's (PutObject, CopyObject, CreateMultipartUpload) `x-amz-object-lock-mode`
+    /// and `-retain-until-date` (together, a date to come) and `-legal-hold` (ON or OFF) ask for;
+    /// nil when it names none. The bucket must have Object Lock, and the caller `admin` on the
+    /// key, as PutObjectRetention needs.
     func requestedLock(_ head: HTTPRequestHead, bucket: String, key: BlobKey, caller: Principal) throws -> ObjectLock? {
         let names = ["x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold"]
         guard names.contains(where: { head[$0] != nil }) else { return nil }

@@ -12,7 +12,7 @@ extension S3Service {
                  authorized: Authorized?, caller: Principal, requestID: String) throws -> HTTPRequestAction {
         if operation.checksVersionAndACLs {
             try Self.refuseVersionsAndACLs(head, query: query, checkingACLs: !operation.setsACL, takingVersions: operation.takesVersionID,
-                                           takingLock: operation == .putObject)
+                                           takingLock: operation.takesObjectLock)
         }
         let bucket = target.bucket ?? ""
         let key = target.key ?? ""
@@ -98,7 +98,8 @@ extension S3Service {
             throw S3Error(.methodNotAllowed, "The specified method is not allowed against this resource.")
         case .createMultipartUpload:
             return try preCreate(head, bucket: bucket, key: key, requestID: requestID) { [self] head in
-                .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, requestID: requestID))
+                .respond(try createMultipart(head, bucket: bucket, key: key, authorized: authorized, caller: caller,
+                                             requestID: requestID))
             }
         case .completeMultipartUpload:
             return try receiveComplete(head, bucket: bucket, key: key, query: query, caller: caller, requestID: requestID)
@@ -138,9 +139,9 @@ extension S3Service {
         if !takingLock && (head.method == "PUT" || head.method == "POST") { try refuseObjectLock(head) }
     }
 
-    /// A write other than PutObject that asks for its own retention or legal hold
-    /// (`x-amz-object-lock-*`: CopyObject, CreateMultipartUpload, POST) is refused (501) rather
-    /// than stored unlocked; PutObject takes them (`S3Service+ObjectLock.swift`).
+    /// A request other than PutObject, CopyObject and CreateMultipartUpload that names a
+    /// retention or legal hold (`x-amz-object-lock-*`) is refused (501) rather than ignored;
+    /// those three take them (`S3Service+ObjectLock.swift`).
     static func refuseObjectLock(_ head: HTTPRequestHead) throws(S3Error) {
         for field in head.headers {
             let name = field.name.lowercased()

@@ -18,14 +18,16 @@ extension BlobStore {
     /// The smallest part other than the last, as in S3.
     public static let minimumPartSize: UInt64 = 5 * 1024 * 1024
 
-    /// Starts a multipart upload to `key`; `checksum` is kept for its dialect (see `MultipartUpload`).
-    /// `owner` (a credential or client address) may have `maxOpenUploads` unfinished uploads at most.
-    public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64,
-                                checksum: String? = nil, owner: String? = nil) throws(StoreError) -> MultipartUpload {
+    /// Starts a multipart upload to `key`; `checksum` is kept for its dialect (see `MultipartUpload`),
+    /// and `lock` for the version its Complete makes. `owner` (a credential or client address) may
+    /// have `maxOpenUploads` unfinished uploads at most.
+    public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64, checksum: String? = nil,
+                                owner: String? = nil, lock: ObjectLock? = nil) throws(StoreError) -> MultipartUpload {
         let now = Int64(time(nil))
         // Idle for `lifetime` (each part moves it on), or the bucket's AbortIncompleteMultipartUpload.
         let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now,
-                                     expires: multipartDeadline(key: key, created: now, now: now, lifetime: lifetime), checksum: checksum)
+                                     expires: multipartDeadline(key: key, created: now, now: now, lifetime: lifetime), checksum: checksum,
+                                     lock: lock)
         try multipartIndex.insertMultipart(upload, owner: owner, limit: options.maxOpenUploads)
         return upload
     }
@@ -78,7 +80,8 @@ extension BlobStore {
     }
 
     /// Completes upload `id` from `parts` (number and MD5, in ascending order) if `condition`
-    /// holds for the key's current record. Blocks while the parts are read and committed.
+    /// holds for the key's current record. Blocks while the parts are read and committed. The
+    /// upload's lock (asked for at its creation) locks the new version in the same commit.
     /// `reading` sees the object's bytes in order as they are assembled; `checksum` then gets the
     /// parts chosen and returns the object's `BlobRecord.checksum` (or throws to stop the commit).
     public func completeMultipart(_ upload: MultipartUpload, parts wanted: [(number: Int, md5: [UInt8])],
@@ -111,6 +114,8 @@ extension BlobStore {
         }
         // The parts' checksums are kept when every part has one (an upload with a checksum algorithm).
         let partChecksums = chosen.compactMap(\.checksum)
+        var condition = condition
+        if condition.newLock == nil { condition.newLock = upload.lock }
         let record = try stream.commit(as: upload.key, attributes: upload.attributes, md5: etagMD5, parts: chosen.count,
                                        partSizes: chosen.map(\.size), partChecksums: partChecksums.count == chosen.count ? partChecksums : nil,
                                        checksum: objectChecksum, if: condition, events: events).record

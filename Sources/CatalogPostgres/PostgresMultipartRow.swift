@@ -11,7 +11,7 @@ enum PostgresMultipartRow {
     /// The columns, `id` first, in the order of `values(_:)`.
     static let columns = [
         "id", "key", "content_type", "cache_control", "content_disposition", "content_encoding", "expires_header", "user_metadata",
-        "created", "expires", "completed_etag", "checksum", "content_language",
+        "created", "expires", "completed_etag", "checksum", "content_language", "lock_mode", "lock_until", "legal_hold",
     ]
 
     /// Inserts `values(_:)` followed by the owner.
@@ -30,7 +30,8 @@ enum PostgresMultipartRow {
         return [.text(upload.id), .bytes(upload.key.bytes), .text(attributes.contentType), optional(attributes.cacheControl),
                 optional(attributes.contentDisposition), optional(attributes.contentEncoding), optional(attributes.expires),
                 optional(attributes.userMetadataText), .int(upload.created), .int(upload.expires), optional(upload.completedETag),
-                optional(upload.checksum), optional(attributes.contentLanguage)]
+                optional(upload.checksum), optional(attributes.contentLanguage), optional(upload.lock?.mode?.rawValue),
+                upload.lock?.retainUntil.map { .int($0) } ?? .null, .text(upload.lock?.legalHold == true ? "t" : "f")]
     }
 
     /// The upload of a `multipart_uploads` row; nil, reported to `invalid`, if its key fails validation.
@@ -39,7 +40,8 @@ enum PostgresMultipartRow {
               let key = InvalidKeyRows.key(bytes, in: "multipart_uploads", reportingTo: invalid) else { return nil }
         return MultipartUpload(id: id, key: key, attributes: PostgresBlobIndex.attributes(row, expiresColumn: "expires_header"),
                                created: row.int("created") ?? 0, expires: row.int("expires") ?? 0, completedETag: row.text("completed_etag"),
-                               checksum: row.text("checksum"))
+                               checksum: row.text("checksum"),
+                               lock: ObjectLock(mode: row.text("lock_mode"), until: row.int("lock_until"), legalHold: row.bool("legal_hold") ?? false))
     }
 
     // MARK: Parts

@@ -86,6 +86,12 @@ enum PostgresSchema {
             ALTER TABLE blob_versions ADD COLUMN lock_until bigint;
             ALTER TABLE blob_versions ADD COLUMN legal_hold boolean NOT NULL DEFAULT false;
             """),
+        // The Object Lock a multipart upload asked for at its creation, which its Complete gives the version.
+        ("13-multipart-lock", """
+            ALTER TABLE multipart_uploads ADD COLUMN lock_mode text;
+            ALTER TABLE multipart_uploads ADD COLUMN lock_until bigint;
+            ALTER TABLE multipart_uploads ADD COLUMN legal_hold boolean NOT NULL DEFAULT false;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

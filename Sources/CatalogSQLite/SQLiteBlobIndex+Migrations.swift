@@ -136,6 +136,14 @@ extension SQLiteBlobIndex {
                     """)
             }
         }
+        // The Object Lock a multipart upload asked for at its creation, which its Complete gives the version.
+        migrator.registerMigration("19-multipart-lock") { db in
+            try db.execute(sql: """
+                ALTER TABLE multipart_uploads ADD COLUMN lock_mode TEXT;
+                ALTER TABLE multipart_uploads ADD COLUMN lock_until INTEGER;
+                ALTER TABLE multipart_uploads ADD COLUMN legal_hold INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -12,7 +12,7 @@ enum SQLiteMultipartRow {
     /// The columns, `id` first, in the order of `arguments(_:)`.
     static let columns = [
         "id", "key", "content_type", "cache_control", "content_disposition", "content_encoding", "expires_header", "user_metadata",
-        "created", "expires", "completed_etag", "checksum", "content_language",
+        "created", "expires", "completed_etag", "checksum", "content_language", "lock_mode", "lock_until", "legal_hold",
     ]
 
     /// Inserts `arguments(_:)` followed by the owner.
@@ -24,7 +24,8 @@ enum SQLiteMultipartRow {
         let attributes = upload.attributes
         return [upload.id, Data(upload.key.bytes), attributes.contentType, attributes.cacheControl, attributes.contentDisposition,
                 attributes.contentEncoding, attributes.expires, attributes.userMetadataText, upload.created, upload.expires,
-                upload.completedETag, upload.checksum, attributes.contentLanguage]
+                upload.completedETag, upload.checksum, attributes.contentLanguage, upload.lock?.mode?.rawValue,
+                upload.lock?.retainUntil, upload.lock?.legalHold == true ? 1 : 0]
     }
 
     /// The upload of a `multipart_uploads` row; nil, reported to `invalid`, if its key fails validation.
@@ -32,7 +33,8 @@ enum SQLiteMultipartRow {
         guard let key = InvalidKeyRows.key(row["key"] as Data, in: "multipart_uploads", reportingTo: invalid) else { return nil }
         return MultipartUpload(id: row["id"], key: key, attributes: SQLiteUploadRow.attributes(row, expiresColumn: "expires_header"),
                                created: row["created"], expires: row["expires"], completedETag: row["completed_etag"],
-                               checksum: row["checksum"])
+                               checksum: row["checksum"],
+                               lock: ObjectLock(mode: row["lock_mode"], until: row["lock_until"], legalHold: (row["legal_hold"] as Int64? ?? 0) != 0))
     }
 
     // MARK: Parts

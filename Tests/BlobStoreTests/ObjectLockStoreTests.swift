@@ -32,4 +32,29 @@ import Testing
         #expect(try store.record(for: locked.key) != nil && store.record(for: plain.key) == nil)
         #expect(FileManager.default.fileExists(atPath: store.path(of: locked)))
     }
+
+    /// The lock CreateMultipartUpload asked for is kept in the upload's catalog row: a store
+    /// opened again on the same index completes the upload into a version locked by its commit,
+    /// over the bucket's default retention.
+    @Test func multipartLockSurvivesReopening() throws {
+        let dir = TempDirectory()
+        let asked = ObjectLock(mode: .governance, retainUntil: Int64(time(nil)) + 7 * 86_400, legalHold: true)
+        let upload: MultipartUpload
+        do {
+            let store = try BlobStore(directory: dir.path)
+            upload = try store.createMultipart(key: try BlobKey("locked/mp"), attributes: BlobAttributes(), lifetime: 3_600, lock: asked)
+        }
+        let store = try BlobStore(directory: dir.path)
+        store.versioningSource.set(Buckets())
+        let reread = try store.multipart(upload.id, key: upload.key)
+        #expect(reread.lock == asked)
+        let part = try store.beginPart(of: reread, number: 1, expectedSize: 4, expectedSHA256: nil)
+        try Array("part".utf8).withUnsafeBytes { try part.write($0) }
+        let md5 = [UInt8](repeating: 7, count: 16)
+        _ = try part.finish(md5: md5)
+        let (record, _) = try store.completeMultipart(reread, parts: [(1, md5)], if: .always)
+        #expect(record.lock == asked, "the asked retention over the bucket's default, and the hold")
+        #expect(try store.record(for: upload.key)?.lock == asked)
+        #expect(throws: StoreError.objectLocked) { try store.removeVersion(upload.key, id: record.version) }
+    }
 }

@@ -28,7 +28,8 @@ func fullMultipart() throws -> MultipartUpload {
                     attributes: BlobAttributes(contentType: "video/mp4", cacheControl: "private", contentDisposition: "attachment",
                                                contentEncoding: "identity", contentLanguage: "nl", expires: "-1",
                                                userMetadata: [.init(name: "k", value: "v")]),
-                    created: 1_700_000_123, expires: 2_000_000_000, completedETag: "\"0123-2\"", checksum: "crc32:FULL_OBJECT")
+                    created: 1_700_000_123, expires: 2_000_000_000, completedETag: "\"0123-2\"", checksum: "crc32:FULL_OBJECT",
+                    lock: ObjectLock(mode: .compliance, retainUntil: 2_100_000_000, legalHold: true))
 }
 
 /// The paths of the fields of `value` that are unset: nil, empty, or zero, looking into structs

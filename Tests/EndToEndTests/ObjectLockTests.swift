@@ -106,9 +106,64 @@ import Testing
                   and abs((head["ObjectLockRetainUntilDate"] - until).total_seconds()) < 1, "HEAD names the lock: %r" % head)
             check(error(lambda: admin.delete_object(Bucket="gov", Key="h", VersionId=hv, BypassGovernanceRetention=True))[:2]
                   == ("AccessDenied", 403), "locked at its commit")
-            # Lock headers on the other writes are still refused rather than ignored.
-            check(error(lambda: admin.create_multipart_upload(Bucket="gov", Key="m", ObjectLockLegalHoldStatus="ON"))[:2]
-                  == ("NotImplemented", 501), "x-amz-object-lock-* on CreateMultipartUpload")
+            """)
+    }
+
+    /// CopyObject and CreateMultipartUpload take the lock headers as PutObject does: admin on
+    /// the key, a bucket with Object Lock, mode and date together and to come. A copy's version
+    /// gets the lock it asks for, not its source's; a multipart upload's is applied by Complete.
+    @Test func lockHeadersOnCopyAndMultipart() throws {
+        try Self.python("""
+            import datetime
+            writer = s3("WRITER", "writer-secret")
+            now = datetime.datetime.now(datetime.timezone.utc)
+            until, past = now + datetime.timedelta(days=3), now - datetime.timedelta(days=1)
+            admin.create_bucket(Bucket="plain")
+            admin.create_bucket(Bucket="lkd", ObjectLockEnabledForBucket=True)
+            src = admin.put_object(Bucket="lkd", Key="src", Body=b"source", ObjectLockMode="COMPLIANCE",
+                                   ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON")["VersionId"]
+            copy = lambda client, bucket="lkd", **lock: client.copy_object(Bucket=bucket, Key="dst", CopySource={"Bucket": "lkd", "Key": "src"},
+                                                                         **lock)
+            create = lambda client, bucket="lkd", **lock: client.create_multipart_upload(Bucket=bucket, Key="mp", **lock)
+            for name, call in [("CopyObject", copy), ("CreateMultipartUpload", create)]:
+                check(error(lambda: call(writer, ObjectLockLegalHoldStatus="ON"))[:2] == ("AccessDenied", 403), name + ": needs admin")
+                check(error(lambda: call(admin, "plain", ObjectLockLegalHoldStatus="ON"))[:2] == ("InvalidRequest", 400),
+                      name + ": no Object Lock on the bucket")
+                check(error(lambda: call(admin, ObjectLockMode="GOVERNANCE"))[:2] == ("InvalidArgument", 400), name + ": mode, no date")
+                check(error(lambda: call(admin, ObjectLockRetainUntilDate=until))[:2] == ("InvalidArgument", 400), name + ": date, no mode")
+                check(error(lambda: call(admin, ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=past))[:2]
+                      == ("InvalidArgument", 400), name + ": a date passed")
+            # A plain copy of a locked source is not locked (the bucket has no default).
+            plain = copy(admin)["VersionId"]
+            check(error(lambda: admin.get_object_retention(Bucket="lkd", Key="dst", VersionId=plain))[:2]
+                  == ("NoSuchObjectLockConfiguration", 404), "the source's lock is not copied")
+            check(admin.get_object_legal_hold(Bucket="lkd", Key="dst", VersionId=plain)["LegalHold"]["Status"] == "OFF", "no hold copied")
+            got = admin.copy_object(Bucket="lkd", Key="dst", CopySource={"Bucket": "lkd", "Key": "src", "VersionId": src},
+                                    ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)
+            cv = got["VersionId"]
+            retention = writer.get_object_retention(Bucket="lkd", Key="dst", VersionId=cv)["Retention"]
+            check(retention["Mode"] == "GOVERNANCE" and abs((retention["RetainUntilDate"] - until).total_seconds()) < 1,
+                  "the copy's own retention: %r" % retention)
+            check(error(lambda: admin.delete_object(Bucket="lkd", Key="dst", VersionId=cv))[:2] == ("AccessDenied", 403), "copy locked")
+            # Multipart: the lock asked at creation locks the version Complete makes.
+            up = admin.create_multipart_upload(Bucket="lkd", Key="mp", ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=until,
+                                               ObjectLockLegalHoldStatus="ON")["UploadId"]
+            etag = writer.upload_part(Bucket="lkd", Key="mp", UploadId=up, PartNumber=1, Body=b"multi")["ETag"]
+            mv = writer.complete_multipart_upload(Bucket="lkd", Key="mp", UploadId=up,
+                                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})["VersionId"]
+            retention = writer.get_object_retention(Bucket="lkd", Key="mp", VersionId=mv)["Retention"]
+            check(retention["Mode"] == "COMPLIANCE" and abs((retention["RetainUntilDate"] - until).total_seconds()) < 1,
+                  "Complete applied the retention: %r" % retention)
+            check(writer.get_object_legal_hold(Bucket="lkd", Key="mp", VersionId=mv)["LegalHold"]["Status"] == "ON", "and the hold")
+            for client in [writer, admin]:
+                check(error(lambda: client.delete_object(Bucket="lkd", Key="mp", VersionId=mv, BypassGovernanceRetention=client is admin))[:2]
+                      == ("AccessDenied", 403), "the multipart version stays")
+            # An upload without lock headers completes unlocked.
+            up = admin.create_multipart_upload(Bucket="lkd", Key="mp2")["UploadId"]
+            etag = admin.upload_part(Bucket="lkd", Key="mp2", UploadId=up, PartNumber=1, Body=b"free")["ETag"]
+            fv = admin.complete_multipart_upload(Bucket="lkd", Key="mp2", UploadId=up,
+                                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})["VersionId"]
+            admin.delete_object(Bucket="lkd", Key="mp2", VersionId=fv)
             """)
     }
 }
