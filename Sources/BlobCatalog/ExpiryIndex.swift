@@ -28,10 +28,13 @@ public struct ExpiryDeletion: Sendable, Equatable {
     /// Enabled or suspended.
     public var versioning: BucketVersioning
     public var marker: BlobRecord
+    /// The NoncurrentDays of the key's rules (see `WriteCondition.noncurrentDays`).
+    public var noncurrentDays: Int64?
 
-    public init(versioning: BucketVersioning, marker: BlobRecord) {
+    public init(versioning: BucketVersioning, marker: BlobRecord, noncurrentDays: Int64? = nil) {
         self.versioning = versioning
         self.marker = marker
+        self.noncurrentDays = noncurrentDays
     }
 }
 

@@ -37,6 +37,18 @@ public protocol VersionIndex: Sendable {
     /// Up to `limit` versions of keys starting with `prefix`, in bytewise key order and, per
     /// key, newest first (the current record, then the noncurrent versions), after `cursor`.
     func versions(prefix: [UInt8], after cursor: VersionCursor?, limit: Int) throws(StoreError) -> [BlobVersion]
+    /// One batch of the lifecycle sweep of versions, in one transaction: up to `limit` rows of
+    /// `blob_versions` due at `now`, each decided by `DueVersion.decision` with the deadline
+    /// `deadline` gives it under the rules in force; a removed one gets the event `events`
+    /// drafts (`LifecycleExpiration:Delete`) in the same transaction, and a delete marker it
+    /// leaves alone is stamped `now`. In a shared catalog one node sweeps at a time (the others
+    /// are `skipped`).
+    func removeExpiredVersions(now: Int64, limit: Int, deadline: (DueVersion) -> Int64?,
+                               events: (BlobVersion) -> EventDraft?) throws(StoreError) -> VersionExpirySweep
+    /// Stamps up to `limit` rows of `blob_versions` of keys starting with `prefix`, after
+    /// `cursor`, to be looked at by the sweep at `time` (after a change of the bucket's rules);
+    /// returns where to go on from, nil when done.
+    func reviewVersions(prefix: [UInt8], after cursor: VersionRowCursor?, limit: Int, at time: Int64) throws(StoreError) -> VersionRowCursor?
 }
 
 extension VersionIndex {

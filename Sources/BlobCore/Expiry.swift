@@ -44,9 +44,17 @@ public struct LifecycleRule: Sendable, Equatable {
     public var expirationDate: Int64?
     /// AbortIncompleteMultipartUpload DaysAfterInitiation.
     public var abortIncompleteDays: Int64?
+    /// NoncurrentVersionExpiration NoncurrentDays: a version in a versioned bucket is removed
+    /// this many days after it stopped being current, rounded up to the next midnight UTC.
+    public var noncurrentDays: Int64?
+    /// Expiration ExpiredObjectDeleteMarker: a delete marker that is its key's only version left
+    /// is removed.
+    public var expiredObjectDeleteMarker: Bool
 
     public init(id: String, enabled: Bool = true, prefix: String = "", expirationDays: Int64? = nil, expirationDate: Int64? = nil,
-                abortIncompleteDays: Int64? = nil) {
+                abortIncompleteDays: Int64? = nil, noncurrentDays: Int64? = nil, expiredObjectDeleteMarker: Bool = false) {
+        self.noncurrentDays = noncurrentDays
+        self.expiredObjectDeleteMarker = expiredObjectDeleteMarker
         self.id = id
         self.enabled = enabled
         self.prefix = prefix
@@ -109,6 +117,22 @@ public struct LifecycleRules: Sendable, Equatable {
             if best == nil || deadline < best?.deadline ?? .max { best = (deadline, rule.id) }
         }
         return best
+    }
+
+    /// The fewest NoncurrentDays among the rules that match `key`; nil when none has any.
+    public func noncurrentDays(of key: BlobKey) -> Int64? {
+        isEmpty ? nil : matching(key).compactMap(\.noncurrentDays).min()
+    }
+
+    /// When a version of `key` that stopped being current at `since` is removed by a
+    /// NoncurrentVersionExpiration rule (S3: NoncurrentDays later, rounded up to midnight UTC).
+    public func noncurrentDeadline(of key: BlobKey, since: Int64) -> Int64? {
+        noncurrentDays(of: key).map { LifecycleRule.nextMidnight(since + $0 * 86_400) }
+    }
+
+    /// True when a rule that matches `key` removes expired object delete markers.
+    public func removesExpiredDeleteMarkers(of key: BlobKey) -> Bool {
+        !isEmpty && matching(key).contains(where: \.expiredObjectDeleteMarker)
     }
 
     /// When an unfinished multipart upload of `key` started at `initiated` is aborted by an

@@ -49,6 +49,13 @@ public struct ObjectLock: Sendable, Equatable {
         }
     }
 
+    /// When a removal refused at `now` may next be allowed: the retention's end, and a day on
+    /// for a legal hold (which has no end the lock knows of).
+    public func nextRemovalCheck(after now: Int64) -> Int64 {
+        guard retention(at: now) != nil, let until = retainUntil else { return now + 86_400 }
+        return legalHold ? max(until, now + 86_400) : until
+    }
+
     /// Why this lock's retention may not become `new` at `now`: extending it (a later date, the
     /// same mode, or GOVERNANCE made COMPLIANCE) is always allowed; shortening, removing or
     /// weakening a retention in force is refused for COMPLIANCE, and for GOVERNANCE unless bypassed.

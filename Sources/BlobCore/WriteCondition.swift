@@ -34,6 +34,10 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
     /// retention (when it has a mode) replaces the bucket's default, its legal hold is set when
     /// on. Nil: the bucket's default alone. Not a requirement, like `versioning`.
     public var newLock: ObjectLock?
+    /// The NoncurrentDays of the lifecycle rule that matches the key, if any: a version this
+    /// write makes noncurrent is stamped to be found by the sweep that many days on (rounded up
+    /// to midnight UTC). Not a requirement, like `versioning`.
+    public var noncurrentDays: Int64?
 
     /// `*`, or a list of entity tags (an empty list matches nothing).
     public enum TagList: Sendable, Equatable {
@@ -100,6 +104,11 @@ public struct WriteCondition: Sendable, Equatable, CustomStringConvertible {
         // The client's own conditions answer first: a write they stop would replace nothing.
         if !holds(for: current) { return .preconditionFailed }
         return onlyCreate && current != nil ? .createOnly : nil
+    }
+
+    /// When a version this write makes noncurrent at `now` expires (`noncurrentDays`); nil if never.
+    public func noncurrentDeadline(at now: Int64) -> Int64? {
+        noncurrentDays.map { LifecycleRule.nextMidnight(now + $0 * 86_400) }
     }
 
     /// Why the write may not remove `version` (make its file garbage) at `now`: its Object Lock

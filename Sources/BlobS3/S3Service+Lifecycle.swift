@@ -4,8 +4,9 @@ import MicroHTTPD
 
 /// Put, Get and DeleteBucketLifecycleConfiguration: a bucket's rules, kept as the /v1 JSON
 /// (`LifecycleSettings`) through the catalog's bucket settings, so that every node and dialect
-/// expires by them. blobd keeps Expiration (Days or Date) and AbortIncompleteMultipartUpload,
-/// filtered by prefix; any other element is refused with 501 naming it, and nothing is stored.
+/// expires by them. blobd keeps Expiration (Days, Date or ExpiredObjectDeleteMarker),
+/// NoncurrentVersionExpiration (NoncurrentDays) and AbortIncompleteMultipartUpload, filtered by
+/// prefix; any other element is refused with 501 naming it, and nothing is stored.
 extension S3Service {
     /// The largest configuration body: 1000 rules of a few hundred bytes.
     static let maxLifecycleBody = 1 << 20
@@ -68,6 +69,10 @@ extension S3Service {
             + XML.element("Status", rule.enabled ? "Enabled" : "Disabled")
         if let days = rule.expirationDays { xml += "<Expiration>" + XML.element("Days", String(days)) + "</Expiration>" }
         if let date = rule.expirationDate { xml += "<Expiration>" + XML.element("Date", isoDate(date)) + "</Expiration>" }
+        if rule.expiredObjectDeleteMarker { xml += "<Expiration>" + XML.element("ExpiredObjectDeleteMarker", "true") + "</Expiration>" }
+        if let days = rule.noncurrentDays {
+            xml += "<NoncurrentVersionExpiration>" + XML.element("NoncurrentDays", String(days)) + "</NoncurrentVersionExpiration>"
+        }
         if let days = rule.abortIncompleteDays {
             xml += "<AbortIncompleteMultipartUpload>" + XML.element("DaysAfterInitiation", String(days)) + "</AbortIncompleteMultipartUpload>"
         }
@@ -93,7 +98,7 @@ extension S3Service {
 
     /// The elements of a Rule blobd does not keep (501), and those it does.
     private static let unsupportedRuleElements: Set<String> = ["Transition", "Transitions", "NoncurrentVersionTransition",
-                                                               "NoncurrentVersionTransitions", "NoncurrentVersionExpiration"]
+                                                               "NoncurrentVersionTransitions"]
 
     private static func lifecycleRule(_ node: XMLNode, number: Int) throws(LifecycleSettings.Invalid) -> LifecycleRule {
         var rule = LifecycleRule(id: "rule-\(number)")
@@ -110,6 +115,7 @@ extension S3Service {
                 guard prefix == nil else { throw .malformed("A rule has one Prefix or one Filter.") }
                 prefix = try filterPrefix(child)
             case "Expiration": try expiration(child, into: &rule)
+            case "NoncurrentVersionExpiration": try noncurrentExpiration(child, into: &rule)
             case "AbortIncompleteMultipartUpload":
                 guard child.children.count == 1, let days = child.value("DaysAfterInitiation") else {
                     throw .malformed("AbortIncompleteMultipartUpload holds DaysAfterInitiation.")
@@ -149,20 +155,45 @@ extension S3Service {
         }
     }
 
-    /// Expiration: Days or Date; ExpiredObjectDeleteMarker is 501 (blobd keeps no versions).
+    /// Expiration: Days, Date, or ExpiredObjectDeleteMarker (one of them).
     private static func expiration(_ node: XMLNode, into rule: inout LifecycleRule) throws(LifecycleSettings.Invalid) {
-        guard rule.expirationDays == nil && rule.expirationDate == nil else { throw .malformed("A rule has one Expiration.") }
+        guard rule.expirationDays == nil && rule.expirationDate == nil && !rule.expiredObjectDeleteMarker else {
+            throw .malformed("A rule has one Expiration.")
+        }
+        var marker: Bool?
         for child in node.children {
             switch child.name {
             case "Days": rule.expirationDays = try positiveDays(child.text, "Days")
             case "Date": rule.expirationDate = try LifecycleSettings.date(child.text.trimmingCharacters())
-            case "ExpiredObjectDeleteMarker": throw .unsupported("Expiration ExpiredObjectDeleteMarker")
+            case "ExpiredObjectDeleteMarker":
+                switch child.text.trimmingCharacters() {
+                case "true": marker = true
+                case "false": marker = false
+                default: throw .malformed("ExpiredObjectDeleteMarker is true or false.")
+                }
             default: throw .malformed("Expiration does not hold \(child.name).")
             }
         }
-        guard (rule.expirationDays == nil) != (rule.expirationDate == nil) else {
-            throw .malformed("Expiration holds Days or Date (one of them).")
+        rule.expiredObjectDeleteMarker = marker ?? false
+        let given = [rule.expirationDays != nil, rule.expirationDate != nil, marker != nil].filter { $0 }.count
+        guard given == 1 else {
+            throw .malformed(marker != nil && given > 1 ? "ExpiredObjectDeleteMarker cannot be specified with Days or Date in a Lifecycle Expiration Policy."
+                                                        : "Expiration holds Days, Date or ExpiredObjectDeleteMarker (one of them).")
         }
+    }
+
+    /// NoncurrentVersionExpiration: NoncurrentDays. NewerNoncurrentVersions (keeping that many
+    /// newer noncurrent versions) is not supported: 501 naming it.
+    private static func noncurrentExpiration(_ node: XMLNode, into rule: inout LifecycleRule) throws(LifecycleSettings.Invalid) {
+        guard rule.noncurrentDays == nil else { throw .malformed("A rule has one NoncurrentVersionExpiration.") }
+        for child in node.children {
+            switch child.name {
+            case "NoncurrentDays": rule.noncurrentDays = try positiveDays(child.text, "NoncurrentDays")
+            case "NewerNoncurrentVersions": throw .unsupported("NoncurrentVersionExpiration NewerNoncurrentVersions")
+            default: throw .malformed("NoncurrentVersionExpiration does not hold \(child.name).")
+            }
+        }
+        guard rule.noncurrentDays != nil else { throw .malformed("NoncurrentVersionExpiration holds NoncurrentDays.") }
     }
 
     private static func positiveDays(_ text: String, _ name: String) throws(LifecycleSettings.Invalid) -> Int64 {
@@ -172,7 +203,8 @@ extension S3Service {
             throw .malformed("'\(name)' is an integer.")
         }
         guard (1...LifecycleRule.maximumDays).contains(days) else {
-            throw .invalid("'\(name)' for \(name == "Days" ? "Expiration" : "AbortIncompleteMultipartUpload") action must be a positive integer.")
+            let action = ["Days": "Expiration", "NoncurrentDays": "NoncurrentVersionExpiration"][name] ?? "AbortIncompleteMultipartUpload"
+            throw .invalid("'\(name)' for \(action) action must be a positive integer.")
         }
         return days
     }

@@ -90,7 +90,7 @@ extension BlobStore {
         guard versioning != .unversioned else { return nil }
         let marker = BlobRecord.deleteMarker(record.key, id: Self.newVersion(), versioned: versioning == .enabled,
                                              modified: Int64(time(nil)))
-        return ExpiryDeletion(versioning: versioning, marker: marker)
+        return ExpiryDeletion(versioning: versioning, marker: marker, noncurrentDays: noncurrentDays(of: record.key))
     }
 
     /// Stamps every blob of `bucket` with its deadline under the rules in force, `batch` rows a
@@ -109,9 +109,11 @@ extension BlobStore {
             }
             try index.stampExpiry(stamps)
             changed += stamps.count
-            guard page.count == batch, let last = page.last else { return changed }
+            guard page.count == batch, let last = page.last else { break }
             cursor = last.key.bytes
         }
+        try reviewVersions(prefix: prefix, batch: batch)
+        return changed
     }
 
     /// `restampExpiry` on a thread of its own, logging a failure (the reads decide with the rules

@@ -75,6 +75,8 @@ extension BlobStore {
         let marker = BlobRecord.deleteMarker(key, id: Self.newVersion(), versioned: condition.versioning == .enabled,
                                              modified: Int64(time(nil)))
         defer { index.forget(key) }
+        var condition = condition
+        condition.noncurrentDays = noncurrentDays(of: key)
         let removal = try versionIndex.deleteMarking(key, marker: marker, if: condition, events: events)
         for version in removal.garbage { discard(version) }
         return removal

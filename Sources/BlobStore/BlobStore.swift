@@ -306,6 +306,7 @@ public final class BlobStore: Sendable {
         // enabled has an id, else it is `null`.
         var condition = condition
         if condition.versioning == .unversioned { condition.versioning = versioning(of: record.key) }
+        if condition.versioning != .unversioned { condition.noncurrentDays = noncurrentDays(of: record.key) }
         record.versioned = condition.versioning == .enabled
         // A new version is locked by the same commit: its bucket's default retention, or the one it asked for.
         if record.versioned { record.lock = lock(of: record, asked: condition.newLock) }

@@ -33,8 +33,9 @@ extension PostgresBlobIndex {
                             // As a DELETE in a versioned bucket, under the key's lock; a key another
                             // transaction holds waits for a later batch (waiting could deadlock).
                             guard try Self.tryLock(record.key, in: connection) else { continue }
+                            let deadline = deletion.noncurrentDays.map { LifecycleRule.nextMidnight(deletion.marker.modified + $0 * 86_400) }
                             garbage += try Self.markDeleted(record, marker: deletion.marker, versioning: deletion.versioning,
-                                                            in: connection)
+                                                            noncurrentDeadline: deadline, in: connection)
                             if let draft = events(deletion.marker) { try Self.insertEvents(draft, for: deletion.marker, in: connection) }
                         } else {
                             try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(keyBytes)])

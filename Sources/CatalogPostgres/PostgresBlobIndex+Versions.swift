@@ -37,8 +37,15 @@ extension PostgresBlobIndex: VersionIndex {
     /// garbage; when suspended, the key's noncurrent `null` version goes too.
     static func replace(_ previous: BlobRecord?, key: BlobKey, under condition: WriteCondition, garbage: inout [String],
                         in connection: PostgresConnection) throws(PostgresError) {
+        let deadline = condition.noncurrentDeadline(at: Int64(time(nil)))
         if let previous {
-            if condition.versioning.keeps(previous) { try archive(key, in: connection) } else { garbage.append(previous.version) }
+            if condition.versioning.keeps(previous) { try archive(key, sweepAt: deadline, in: connection) } else { garbage.append(previous.version) }
+        } else if let deadline {
+            // The delete marker this write goes over (if any) stops being current now.
+            try connection.execute("""
+                UPDATE blob_versions SET sweep_at = $1
+                WHERE seq = (SELECT MAX(seq) FROM blob_versions WHERE key = $2) AND delete_marker
+                """, [.int(deadline), .bytes(key.bytes)])
         }
         if condition.versioning == .suspended { garbage += try dropNullNoncurrent(key, in: connection) }
     }
@@ -47,12 +54,14 @@ extension PostgresBlobIndex: VersionIndex {
     /// (enabled or suspended), with the key's lock held: `current` (if any) becomes a noncurrent
     /// version or garbage, a suspended bucket's noncurrent `null` version goes, and `marker` is
     /// the latest version. Returns the versions made garbage (already recorded as such).
-    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning,
+    /// `noncurrentDeadline` stamps the version made noncurrent; a marker left alone is stamped
+    /// for the sweep at once.
+    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning, noncurrentDeadline: Int64?,
                             in connection: PostgresConnection) throws(PostgresError) -> [String] {
         let key = marker.key
         var garbage: [String] = []
         if let current {
-            if versioning.keeps(current) { try archive(key, in: connection) } else { garbage.append(current.version) }
+            if versioning.keeps(current) { try archive(key, sweepAt: noncurrentDeadline, in: connection) } else { garbage.append(current.version) }
             try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
         }
         if versioning == .suspended { garbage += try dropNullNoncurrent(key, in: connection) }
@@ -62,7 +71,17 @@ extension PostgresBlobIndex: VersionIndex {
             """, [.bytes(key.bytes), .text(marker.version), .bytes(marker.sha256), .int(marker.modified),
                   .text(marker.versioned ? "t" : "f")])
         try addGarbage(garbage, in: connection)
+        try stampIfLoneMarker(key, at: marker.modified, in: connection)
         return garbage
+    }
+
+    /// Stamps the key's delete marker for the sweep at `now` when it is the key's only version
+    /// left (an expired object delete marker, which a rule may remove).
+    static func stampIfLoneMarker(_ key: BlobKey, at now: Int64, in connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute("""
+            UPDATE blob_versions v SET sweep_at = $2 WHERE v.key = $1 AND v.delete_marker
+            AND NOT EXISTS (SELECT 1 FROM blobs WHERE key = $1) AND NOT EXISTS (SELECT 1 FROM blob_versions o WHERE o.key = $1 AND o.seq <> v.seq)
+            """, [.bytes(key.bytes), .int(now)])
     }
 
     /// Takes the key's lock (as `lock`) if no other transaction holds it; false if one does.
@@ -71,9 +90,11 @@ extension PostgresBlobIndex: VersionIndex {
                                [.bytes(key.bytes)]).rows.first?.bool("locked") == true
     }
 
-    private static func archive(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) {
-        try connection.execute("INSERT INTO blob_versions (\(versionColumns)) SELECT \(versionColumns) FROM blobs WHERE key = $1",
-                               [.bytes(key.bytes)])
+    /// Copies the key's current row into `blob_versions`, to be looked at by the lifecycle sweep
+    /// at `sweepAt` (nil: no rule removes it).
+    private static func archive(_ key: BlobKey, sweepAt: Int64?, in connection: PostgresConnection) throws(PostgresError) {
+        try connection.execute("INSERT INTO blob_versions (\(versionColumns), sweep_at) SELECT \(versionColumns), $2 FROM blobs WHERE key = $1",
+                               [.bytes(key.bytes), sweepAt.map { .int($0) } ?? .null])
     }
 
     private static func dropNullNoncurrent(_ key: BlobKey, in connection: PostgresConnection) throws(PostgresError) -> [String] {
@@ -96,7 +117,8 @@ extension PostgresBlobIndex: VersionIndex {
                 let current = try Self.fetchForUpdate([key], in: connection)[key]
                 if current == nil, condition.namesSomething { return .failure(.notFound) }
                 if current != nil, let failure = condition.failure(for: current) { return .failure(failure) }
-                let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning, in: connection)
+                let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning,
+                                                   noncurrentDeadline: condition.noncurrentDeadline(at: marker.modified), in: connection)
                 if let events { try Self.insertEvents(events, for: marker, in: connection) }
                 return .success(VersionRemoval(removed: current.map { BlobVersion(record: $0, latest: false) },
                                                marker: BlobVersion(record: marker, deleteMarker: true, latest: true), garbage: garbage))
@@ -138,6 +160,7 @@ extension PostgresBlobIndex: VersionIndex {
                                            [.int(seq)])
                     try connection.execute("DELETE FROM blob_versions WHERE seq = $1", [.int(seq)])
                 }
+                try Self.stampIfLoneMarker(key, at: now, in: connection)
                 try Self.addGarbage(removal.garbage, in: connection)
                 if let events, let removed = removal.removed {
                     try Self.insertEvents(events, for: removed.record, in: connection)
@@ -233,7 +256,7 @@ extension PostgresBlobIndex: VersionIndex {
         return (seq, version)
     }
 
-    private static func version(from row: PostgresRow) -> BlobVersion? {
+    static func version(from row: PostgresRow) -> BlobVersion? {
         guard let record = PostgresBlobRow.record(from: row) else { return nil }
         return BlobVersion(record: record, deleteMarker: row.bool("delete_marker") ?? false, latest: false)
     }

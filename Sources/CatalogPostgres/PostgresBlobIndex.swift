@@ -78,8 +78,9 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
         let now = Int64(time(nil))
         if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
         if existing == nil {
-            // A suspended bucket's new `null` version replaces a noncurrent one.
-            if condition.versioning == .suspended { try replace(nil, key: record.key, under: condition, garbage: &garbage, in: connection) }
+            // A suspended bucket's new `null` version replaces a noncurrent one; a delete marker
+            // it goes over stops being current.
+            if condition.versioning != .unversioned { try replace(nil, key: record.key, under: condition, garbage: &garbage, in: connection) }
             let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
             if inserted.affected == 1 {
                 try complete(request, in: connection)

@@ -92,6 +92,12 @@ enum PostgresSchema {
             ALTER TABLE multipart_uploads ADD COLUMN lock_until bigint;
             ALTER TABLE multipart_uploads ADD COLUMN legal_hold boolean NOT NULL DEFAULT false;
             """),
+        // When the lifecycle sweep looks at a noncurrent version or delete marker next
+        // (NoncurrentVersionExpiration, ExpiredObjectDeleteMarker), indexed like blobs' deadline.
+        ("14-version-sweep", """
+            ALTER TABLE blob_versions ADD COLUMN sweep_at bigint;
+            CREATE INDEX blob_versions_by_sweep ON blob_versions (sweep_at) WHERE sweep_at IS NOT NULL;
+            """),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

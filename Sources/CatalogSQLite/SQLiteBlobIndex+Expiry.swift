@@ -24,7 +24,9 @@ extension SQLiteBlobIndex {
                 if let current, current <= now {
                     if let deletion = versioned(record) {
                         // As a DELETE in a versioned bucket: the record is kept, a delete marker is the latest.
-                        garbage += try Self.markDeleted(record, marker: deletion.marker, versioning: deletion.versioning, in: db)
+                        let deadline = deletion.noncurrentDays.map { LifecycleRule.nextMidnight(deletion.marker.modified + $0 * 86_400) }
+                        garbage += try Self.markDeleted(record, marker: deletion.marker, versioning: deletion.versioning,
+                                                        noncurrentDeadline: deadline, in: db)
                         if let draft = events(deletion.marker) { try Self.insertEvents(draft, for: deletion.marker, in: db) }
                     } else {
                         try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [keyBytes])

@@ -144,6 +144,14 @@ extension SQLiteBlobIndex {
                 ALTER TABLE multipart_uploads ADD COLUMN legal_hold INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // When the lifecycle sweep looks at a noncurrent version or delete marker next
+        // (NoncurrentVersionExpiration, ExpiredObjectDeleteMarker), indexed like blobs' deadline.
+        migrator.registerMigration("20-version-sweep") { db in
+            try db.execute(sql: """
+                ALTER TABLE blob_versions ADD COLUMN sweep_at INTEGER;
+                CREATE INDEX blob_versions_by_sweep ON blob_versions (sweep_at) WHERE sweep_at IS NOT NULL;
+                """)
+        }
         return migrator
     }
 }

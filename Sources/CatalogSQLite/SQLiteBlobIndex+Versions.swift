@@ -34,8 +34,18 @@ extension SQLiteBlobIndex: VersionIndex {
     /// as a noncurrent version, or makes its file garbage; when suspended, the key's noncurrent
     /// `null` version goes too.
     static func replace(_ current: BlobRecord?, key: BlobKey, under condition: WriteCondition, in db: Database) throws {
+        let deadline = condition.noncurrentDeadline(at: Int64(time(nil)))
         if let current {
-            if condition.versioning.keeps(current) { try archive(key, in: db) } else { try addGarbage(current.version, in: db) }
+            if condition.versioning.keeps(current) {
+                try archive(key, sweepAt: deadline, in: db)
+            } else {
+                try addGarbage(current.version, in: db)
+            }
+        } else if let deadline {
+            // The delete marker this write goes over (if any) stops being current now.
+            try db.cachedStatement(sql: """
+                UPDATE blob_versions SET sweep_at = ? WHERE seq = (SELECT MAX(seq) FROM blob_versions WHERE key = ?) AND delete_marker = 1
+                """).execute(arguments: [deadline, Data(key.bytes)])
         }
         if condition.versioning == .suspended {
             for version in try dropNullNoncurrent(key, in: db) { try addGarbage(version, in: db) }
@@ -45,24 +55,40 @@ extension SQLiteBlobIndex: VersionIndex {
     /// Deletes the key of `marker` as a DELETE does in a bucket whose versioning is `versioning`
     /// (enabled or suspended): `current` (if any) becomes a noncurrent version or garbage, a
     /// suspended bucket's noncurrent `null` version goes, and `marker` is the latest version.
-    /// Returns the versions made garbage (already recorded as such).
-    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning, in db: Database) throws -> [String] {
+    /// Returns the versions made garbage (already recorded as such). `noncurrentDeadline` stamps
+    /// the version made noncurrent; a marker left alone is stamped for the sweep at once.
+    static func markDeleted(_ current: BlobRecord?, marker: BlobRecord, versioning: BucketVersioning, noncurrentDeadline: Int64?,
+                            in db: Database) throws -> [String] {
         var garbage: [String] = []
         if let current {
-            if versioning.keeps(current) { try archive(marker.key, in: db) } else { garbage.append(current.version) }
+            if versioning.keeps(current) { try archive(marker.key, sweepAt: noncurrentDeadline, in: db) } else { garbage.append(current.version) }
             try db.execute(sql: "DELETE FROM blobs WHERE key = ?", arguments: [Data(marker.key.bytes)])
         }
         if versioning == .suspended { garbage += try dropNullNoncurrent(marker.key, in: db) }
         try insertNoncurrent(marker, deleteMarker: true, in: db)
         for version in garbage { try addGarbage(version, in: db) }
+        try stampIfLoneMarker(marker.key, at: marker.modified, in: db)
         return garbage
     }
 
-    /// Copies the key's current row into `blob_versions`, as its newest noncurrent version.
-    private static func archive(_ key: BlobKey, in db: Database) throws {
+    /// Copies the key's current row into `blob_versions`, as its newest noncurrent version, to
+    /// be looked at by the lifecycle sweep at `sweepAt` (nil: no rule removes it).
+    private static func archive(_ key: BlobKey, sweepAt: Int64?, in db: Database) throws {
         // A cached statement: a versioned bucket's every overwrite runs it.
-        try db.cachedStatement(sql: "INSERT INTO blob_versions (\(versionColumns)) SELECT \(versionColumns) FROM blobs WHERE key = ?")
-            .execute(arguments: [Data(key.bytes)])
+        try db.cachedStatement(sql: "INSERT INTO blob_versions (\(versionColumns), sweep_at) SELECT \(versionColumns), ? FROM blobs WHERE key = ?")
+            .execute(arguments: [sweepAt, Data(key.bytes)])
+    }
+
+    /// Stamps the key's delete marker for the sweep at `now` when it is the key's only version
+    /// left (an expired object delete marker, which a rule may remove).
+    static func stampIfLoneMarker(_ key: BlobKey, at now: Int64, in db: Database) throws {
+        let bytes = Data(key.bytes)
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM blobs WHERE key = ?)"), arguments: [bytes]) == false
+        else { return }
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT seq, delete_marker FROM blob_versions WHERE key = ? LIMIT 2"),
+                                    arguments: [bytes])
+        guard rows.count == 1, let row = rows.first, (row["delete_marker"] as Int64? ?? 0) != 0 else { return }
+        try db.cachedStatement(sql: "UPDATE blob_versions SET sweep_at = ? WHERE seq = ?").execute(arguments: [now, row["seq"] as Int64])
     }
 
     /// Removes the key's noncurrent `null` versions; returns the file versions among them.
@@ -81,7 +107,8 @@ extension SQLiteBlobIndex: VersionIndex {
             let current = try Self.fetch(key, in: db)
             if current == nil, condition.namesSomething { return .failure(.notFound) }
             if current != nil, let failure = condition.failure(for: current) { return .failure(failure) }
-            let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning, in: db)
+            let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning,
+                                               noncurrentDeadline: condition.noncurrentDeadline(at: marker.modified), in: db)
             if let events { try Self.insertEvents(events, for: marker, in: db) }
             return .success(VersionRemoval(removed: current.map { BlobVersion(record: $0, latest: false) },
                                            marker: BlobVersion(record: marker, deleteMarker: true, latest: true), garbage: garbage))
@@ -119,6 +146,7 @@ extension SQLiteBlobIndex: VersionIndex {
                                arguments: [seq])
                 try db.execute(sql: "DELETE FROM blob_versions WHERE seq = ?", arguments: [seq])
             }
+            try Self.stampIfLoneMarker(key, at: now, in: db)
             for version in removal.garbage { try Self.addGarbage(version, in: db) }
             if let events, let removed = removal.removed { try Self.insertEvents(events, for: removed.record, in: db) }
             return .success(removal)
@@ -217,7 +245,7 @@ extension SQLiteBlobIndex: VersionIndex {
     }
 
     /// A noncurrent version's row (not latest; the caller decides).
-    private static func version(from row: Row) -> BlobVersion? {
+    static func version(from row: Row) -> BlobVersion? {
         guard var record = SQLiteBlobRow.record(from: row) else { return nil }
         record.versioned = (row["versioned"] as Int64? ?? 0) != 0
         return BlobVersion(record: record, deleteMarker: (row["delete_marker"] as Int64? ?? 0) != 0, latest: false)

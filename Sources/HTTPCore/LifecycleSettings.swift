@@ -3,7 +3,8 @@ import Foundation
 
 /// A bucket's lifecycle rules as `/v1/admin/buckets/B/lifecycle`, the bootstrap file and the
 /// catalog keep them (`{"rules": [{"id", "status", "prefix", "expiration_days",
-/// "expiration_date", "abort_incomplete_multipart_upload_days"}]}`), and the checks every
+/// "expiration_date", "abort_incomplete_multipart_upload_days", "noncurrent_days",
+/// "expired_object_delete_marker"}]}`), and the checks every
 /// dialect's form of them passes (S3's XML is read into `LifecycleRule`s first).
 public enum LifecycleSettings {
     /// Why a configuration was refused: its shape (S3's MalformedXML), a value (InvalidArgument),
@@ -34,18 +35,28 @@ public enum LifecycleSettings {
             guard !rule.id.isEmpty, rule.id.count <= 255 else { throw .invalid("A rule's ID is 1 to 255 characters.") }
             guard ids.insert(rule.id).inserted else { throw .invalid("Rule ID must be unique. Found same ID for more than one rule: \(rule.id)") }
             guard rule.prefix.utf8.count <= 1024 else { throw .invalid("A rule's prefix is at most 1024 bytes.") }
-            if rule.expirationDays != nil && rule.expirationDate != nil {
-                throw .malformed("Rule \(rule.id): Expiration takes Days or Date, not both.")
+            try checkActions(rule)
+        }
+    }
+
+    /// One rule's actions: Days, Date and ExpiredObjectDeleteMarker exclusive, days in range, one at least.
+    private static func checkActions(_ rule: LifecycleRule) throws(Invalid) {
+        if rule.expirationDays != nil && rule.expirationDate != nil {
+            throw .malformed("Rule \(rule.id): Expiration takes Days or Date, not both.")
+        }
+        if rule.expiredObjectDeleteMarker && (rule.expirationDays != nil || rule.expirationDate != nil) {
+            throw .malformed("Rule \(rule.id): ExpiredObjectDeleteMarker cannot be specified with Days or Date in a Lifecycle Expiration Policy.")
+        }
+        for (name, days) in [("Expiration Days", rule.expirationDays), ("AbortIncompleteMultipartUpload DaysAfterInitiation",
+                                                                         rule.abortIncompleteDays),
+                             ("NoncurrentVersionExpiration NoncurrentDays", rule.noncurrentDays)] {
+            if let days, !(1...LifecycleRule.maximumDays).contains(days) {
+                throw .invalid("'\(name)' must be a positive integer of at most \(LifecycleRule.maximumDays).")
             }
-            for (name, days) in [("Expiration Days", rule.expirationDays), ("AbortIncompleteMultipartUpload DaysAfterInitiation",
-                                                                             rule.abortIncompleteDays)] {
-                if let days, !(1...LifecycleRule.maximumDays).contains(days) {
-                    throw .invalid("'\(name)' must be a positive integer of at most \(LifecycleRule.maximumDays).")
-                }
-            }
-            guard rule.expirationDays != nil || rule.expirationDate != nil || rule.abortIncompleteDays != nil else {
-                throw .invalid("Rule \(rule.id): at least one action needs to be specified in a rule.")
-            }
+        }
+        guard rule.expirationDays != nil || rule.expirationDate != nil || rule.abortIncompleteDays != nil || rule.noncurrentDays != nil
+              || rule.expiredObjectDeleteMarker else {
+            throw .invalid("Rule \(rule.id): at least one action needs to be specified in a rule.")
         }
     }
 
@@ -62,7 +73,8 @@ public enum LifecycleSettings {
     }
 
     private static let members: Set<String> = ["id", "status", "prefix", "expiration_days", "expiration_date",
-                                               "abort_incomplete_multipart_upload_days"]
+                                               "abort_incomplete_multipart_upload_days", "noncurrent_days",
+                                               "expired_object_delete_marker"]
 
     private static func rule(_ entry: Any, number: Int) throws(Invalid) -> LifecycleRule {
         guard let object = entry as? [String: Any] else { throw .malformed("Each rule is a JSON object.") }
@@ -76,7 +88,16 @@ public enum LifecycleSettings {
                              expirationDays: try days(object["expiration_days"], "expiration_days"),
                              expirationDate: try text(object["expiration_date"], "expiration_date").map { text throws(Invalid) in try date(text) },
                              abortIncompleteDays: try days(object["abort_incomplete_multipart_upload_days"],
-                                                           "abort_incomplete_multipart_upload_days"))
+                                                           "abort_incomplete_multipart_upload_days"),
+                             noncurrentDays: try days(object["noncurrent_days"], "noncurrent_days"),
+                             expiredObjectDeleteMarker: try flag(object["expired_object_delete_marker"], "expired_object_delete_marker"))
+    }
+
+    /// A JSON true or false (absent or null: false).
+    private static func flag(_ value: Any?, _ name: String) throws(Invalid) -> Bool {
+        guard let value, !(value is NSNull) else { return false }
+        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { throw .malformed("'\(name)' is true or false.") }
+        return number.boolValue
     }
 
     private static func text(_ value: Any?, _ name: String) throws(Invalid) -> String? {
@@ -130,6 +151,8 @@ public enum LifecycleSettings {
             if let days = rule.expirationDays { members.append(("expiration_days", .number(days))) }
             if let date = rule.expirationDate { members.append(("expiration_date", .string(HTTPDate.formatRFC3339(date)))) }
             if let days = rule.abortIncompleteDays { members.append(("abort_incomplete_multipart_upload_days", .number(days))) }
+            if let days = rule.noncurrentDays { members.append(("noncurrent_days", .number(days))) }
+            if rule.expiredObjectDeleteMarker { members.append(("expired_object_delete_marker", .bool(true))) }
             return .object(members)
         }))])
     }

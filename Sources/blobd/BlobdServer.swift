@@ -160,12 +160,16 @@ enum BlobdServer {
         return sweeper
     }
 
-    /// Deletes blobs past their deadline now and every 2 seconds, in bounded batches through the
-    /// index on the deadline; in a cluster one node at a time does (the others' passes skip).
+    /// Deletes blobs past their deadline, and versions and delete markers their bucket's rules
+    /// remove, now and every 2 seconds, in bounded batches through the index on the deadline; in
+    /// a cluster one node at a time does (the others' passes skip).
     private static func startExpirySweeper(_ store: BlobStore) -> any DispatchSourceTimer {
         let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "blobd.expiry"))
         sweeper.schedule(deadline: .now(), repeating: .seconds(2))
-        sweeper.setEventHandler { store.removeExpiredBlobs() }
+        sweeper.setEventHandler {
+            store.removeExpiredBlobs()
+            store.removeExpiredVersions()
+        }
         sweeper.resume()
         return sweeper
     }
