@@ -45,7 +45,8 @@ extension BlobStore {
             }
             for version in sweep.garbage { discard(version) }
             total += sweep.removed.count
-            if sweep.skipped || sweep.examined < batch { break }
+            // A removal may have left a delete marker alone, stamped due now: the next batch finds it.
+            if sweep.skipped || (sweep.examined < batch && sweep.removed.isEmpty) { break }
         }
         if total > 0 { logger.info("Expired versions removed", metadata: ["versions.count": .stringConvertible(total)]) }
         return total

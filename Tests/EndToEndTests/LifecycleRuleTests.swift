@@ -152,14 +152,16 @@ import Testing
         }
         let cases: [(String, Int, String)] = [
             ("<Filter><Prefix/></Filter><Transition><Days>30</Days><StorageClass>GLACIER</StorageClass></Transition>", 501, "Transition"),
-            ("<Filter><Prefix/></Filter><NoncurrentVersionExpiration><NoncurrentDays>3</NoncurrentDays></NoncurrentVersionExpiration>",
-             501, "NoncurrentVersionExpiration"),
+            ("<Filter><Prefix/></Filter><NoncurrentVersionExpiration><NoncurrentDays>3</NoncurrentDays>"
+             + "<NewerNoncurrentVersions>2</NewerNoncurrentVersions></NoncurrentVersionExpiration>", 501, "NewerNoncurrentVersions"),
+            ("<Filter/><NoncurrentVersionExpiration><NoncurrentDays>0</NoncurrentDays></NoncurrentVersionExpiration>", 400, "InvalidArgument"),
             ("<Filter><Tag><Key>a</Key><Value>b</Value></Tag></Filter><Expiration><Days>1</Days></Expiration>", 501, "Filter Tag"),
             ("<Filter><And><Prefix>x</Prefix><Tag><Key>a</Key><Value>b</Value></Tag></And></Filter><Expiration><Days>1</Days></Expiration>",
              501, "Filter And Tag"),
             ("<Filter><ObjectSizeGreaterThan>5</ObjectSizeGreaterThan></Filter><Expiration><Days>1</Days></Expiration>", 501,
              "ObjectSizeGreaterThan"),
-            ("<Filter/><Expiration><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>", 501, "ExpiredObjectDeleteMarker"),
+            ("<Filter/><Expiration><Days>3</Days><ExpiredObjectDeleteMarker>true</ExpiredObjectDeleteMarker></Expiration>", 400,
+             "MalformedXML"),
             ("<Filter/><Expiration><Days>0</Days></Expiration>", 400, "InvalidArgument"),
             ("<Filter/><Expiration><Date>2027-01-01T12:00:00.000Z</Date></Expiration>", 400, "InvalidArgument"),
             ("<Filter/><Prefix>x</Prefix><Expiration><Days>1</Days></Expiration>", 400, "MalformedXML"),
