@@ -22,7 +22,7 @@ import Testing
             #expect(!columns.contains("owner"), "written at insert only, after the codec's columns")
         }
         #expect(SQLiteUploadRow.columns.count == 15)
-        #expect(SQLiteMultipartRow.columns.count == 13)
+        #expect(SQLiteMultipartRow.columns.count == 16)
     }
 
     @Test func postgresUploadStatements() {
@@ -57,13 +57,15 @@ import Testing
     @Test func multipartStatements() {
         #expect(words(PostgresMultipartRow.insert) == words("""
             INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, owner)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, lock_mode, lock_until,
+                legal_hold, owner)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
             """))
         #expect(words(SQLiteMultipartRow.insert) == words("""
             INSERT INTO multipart_uploads (id, key, content_type, cache_control, content_disposition, content_encoding,
-                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, owner)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                expires_header, user_metadata, created, expires, completed_etag, checksum, content_language, lock_mode, lock_until,
+                legal_hold, owner)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """))
         #expect(words(PostgresMultipartRow.upsertPart) == words("""
             INSERT INTO multipart_parts (upload, number, size, md5, modified, checksum) VALUES ($1, $2, $3, $4, $5, $6)

@@ -60,6 +60,10 @@ import Testing
          "'max_age_seconds' is a whole number"),
         (#"{"buckets": [{"name": "fine", "lifecycle": {"rules": [{"status": "Enabled", "expiration_days": 0}]}}]}"#,
          "bucket 'fine': lifecycle: 'expiration_days' must be a positive integer"),
+        (#"{"buckets": [{"name": "fine", "lifecycle": {"rules": [{"status": "Enabled", "noncurrent_days": 0}]}}]}"#,
+         "bucket 'fine': lifecycle: 'noncurrent_days' must be a positive integer"),
+        (#"{"buckets": [{"name": "fine", "lifecycle": {"rules": [{"status": "Enabled", "expired_object_delete_marker": "yes"}]}}]}"#,
+         "bucket 'fine': lifecycle: 'expired_object_delete_marker' is true or false"),
     ])
     func aBadFileExits2AndAppliesNothing(_ text: String, _ message: String) throws {
         let dir = TempDir()
@@ -73,6 +77,20 @@ import Testing
 
     /// A bootstrap key that would take a key made at run time's token stops blobd (exit 2) and
     /// leaves the index as it was.
+    /// A bucket's version rules (NoncurrentVersionExpiration, ExpiredObjectDeleteMarker) from
+    /// the file, read back through the admin API as stored.
+    @Test func versionLifecycleRules() throws {
+        let dir = TempDir()
+        let rules = #"{"rules":[{"id":"old","status":"Enabled","prefix":"","noncurrent_days":3,"expired_object_delete_marker":true}]}"#
+        let path = dir.file("bootstrap.json", Array(("""
+            {"buckets": [{"name": "vers", "lifecycle": \(rules)}],
+             "keys": [{"name": "ops", "grants": ["admin:vers"], "token": "ops-token-0123456789"}]}
+            """).utf8))
+        let blobd = try BlobdProcess(["--bootstrap", path], dataDir: dir.path + "/data")
+        let got = try curl(["-H", "Authorization: Bearer ops-token-0123456789", blobd.baseURL + "/v1/admin/buckets/vers/lifecycle"])
+        #expect(got.status == 200 && got.text == rules, "\(got.text)")
+    }
+
     @Test func aKeyTakingAnotherKeysTokenExits2() throws {
         let dir = TempDir()
         let data = dir.path + "/data"
