@@ -196,6 +196,22 @@ extension SQLiteBlobIndex: VersionIndex {
         }
     }
 
+    // MARK: Export (migrate-index)
+
+    /// Up to `limit` rows of noncurrent versions and delete markers after row `seq`, oldest
+    /// first (so each key's versions keep their order wherever they are inserted in turn), and
+    /// the last row's seq (nil when there are no more rows; a row whose key fails validation
+    /// is skipped but still counts).
+    public func exportVersions(after seq: Int64, limit: Int) throws(StoreError) -> (versions: [BlobVersion], last: Int64?) {
+        try run {
+            try pool.read { db in
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM blob_versions WHERE seq > ? ORDER BY seq LIMIT ?",
+                                            arguments: [seq, limit])
+                return (rows.compactMap(Self.version(from:)), rows.last.map { $0["seq"] })
+            }
+        }
+    }
+
     // MARK: Rows
 
     /// Every version of `key`, newest first: the current record, then the noncurrent ones.

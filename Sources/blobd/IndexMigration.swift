@@ -13,9 +13,16 @@ public struct MigrationReport: Sendable {
     public var blobs = 0
     public var added = 0
     public var bytes: UInt64 = 0
+    /// Noncurrent versions and delete markers read, and how many of them were new.
+    public var versions = 0
+    public var versionsAdded = 0
     public var uploads = 0
     public var multipartUploads = 0
     public var buckets = 0
+    /// Bucket settings (versioning, Object Lock, ACLs, policies, CORS, lifecycle, notifications).
+    public var settings = 0
+    /// Events not yet delivered.
+    public var events = 0
     /// True if stopped before the end (`shouldStop`): run it again to go on.
     public var interrupted = false
 }
@@ -25,14 +32,17 @@ extension BlobStore {
     public static let migratedIndexName = "index.sqlite.migrated"
 
     /// Moves a single-node data directory's SQLite index into the PostgreSQL database at `url`:
-    /// every blob record (version, digests, ETag parts, metadata), bucket, tus upload (offset,
-    /// hash state, attributes, owner) and unfinished multipart upload with its owner and parts.
-    /// The files stay where they are. Offline: it holds the data directory's lock throughout.
+    /// every bucket with its settings, blob record (version, digests, ETag parts, metadata,
+    /// Object Lock), noncurrent version and delete marker (in their order, with their locks),
+    /// tus upload (offset, hash state, attributes, owner), unfinished multipart upload with its
+    /// owner and parts, and event not yet delivered. The files stay where they are. Offline: it
+    /// holds the data directory's lock throughout.
     ///
     /// Safe to stop (`shouldStop`, checked between batches of 500) and to run again: what the
-    /// database has already is kept. At the end the SQLite index is renamed
-    /// `index.sqlite.migrated` and `nodes/` is made, so that a blobd started on this directory
-    /// without `--index` refuses it instead of serving an empty index over the cluster's files.
+    /// database has already is kept, and nothing is added twice. At the end the SQLite index is
+    /// renamed `index.sqlite.migrated` and `nodes/` is made, so that a blobd started on this
+    /// directory without `--index` refuses it instead of serving an empty index over the
+    /// cluster's files.
     public static func migrateIndex(directory: String, to url: String, progress: (WorkProgress) -> Void = { _ in },
                                     shouldStop: () -> Bool = { false }) throws(StoreError) -> MigrationReport {
         var report = MigrationReport()
@@ -40,34 +50,22 @@ extension BlobStore {
         do {
             // Opening the store takes the lock and undoes what a crash left, as a start would.
             let store = try BlobStore(directory: directory, catalog: .sqlite)
-            let totals = try store.catalog.blobs.totals()
-            report.buckets = try store.buckets.buckets().count
-            for bucket in try store.buckets.buckets() { _ = try target.createBucket(bucket) }
-            var after: [UInt8]?
-            while true {
-                if shouldStop() {
-                    report.interrupted = true
-                    return report
-                }
-                let page = try store.catalog.blobs.list(prefix: [], after: after, limit: 500)
-                guard let last = page.last else { break }
-                report.added += try target.importBatch(records: page)
-                report.blobs += page.count
-                report.bytes += page.reduce(0) { $0 + $1.size }
-                progress(WorkProgress(done: report.blobs, total: max(totals.count, report.blobs), bytesDone: report.bytes,
-                                      bytesTotal: max(totals.bytes, report.bytes)))
-                after = last.key.bytes
-            }
-            // Every upload, finished or not, and every unfinished multipart upload with its
-            // parts; each with its owner, whose --max-open-uploads it goes on counting toward.
             guard let source = store.catalog.uploads as? SQLiteBlobIndex else {
                 throw StoreError.index(.failed("migrate-index reads a single-node (SQLite) index"))
             }
-            let uploads = try source.exportUploads()
-            let multipart = try source.exportMultipart()
-            _ = try target.importBatch(records: [], uploads: uploads, multipart: multipart)
-            report.uploads = uploads.count
-            report.multipartUploads = multipart.count
+            let buckets = try store.buckets.buckets()
+            report.buckets = buckets.count
+            for bucket in buckets { _ = try target.createBucket(bucket) }
+            // Settings before versions: a node started early sees a versioned bucket as such.
+            let settings = try source.bucketAccess()
+            _ = try target.importSettings(settings)
+            report.settings = settings.count
+            guard try migrateBlobs(store, to: target, report: &report, progress: progress, shouldStop: shouldStop),
+                  try migrateVersions(source, to: target, report: &report, shouldStop: shouldStop) else {
+                report.interrupted = true
+                return report
+            }
+            try migrateUploadsAndEvents(source, to: target, report: &report)
             store.markStoppedCleanly()
         }
         // The store is closed (its SQLite connections with it): retire the single-node index.
@@ -77,5 +75,58 @@ extension BlobStore {
         }
         try FileSystem.syncDirectory(directory)
         return report
+    }
+
+    /// Every current record, in batches of 500 in key order; false if stopped.
+    private static func migrateBlobs(_ store: BlobStore, to target: PostgresBlobIndex, report: inout MigrationReport,
+                                     progress: (WorkProgress) -> Void, shouldStop: () -> Bool) throws(StoreError) -> Bool {
+        let totals = try store.catalog.blobs.totals()
+        var after: [UInt8]?
+        while true {
+            if shouldStop() { return false }
+            let page = try store.catalog.blobs.list(prefix: [], after: after, limit: 500)
+            guard let last = page.last else { return true }
+            report.added += try target.importBatch(records: page)
+            report.blobs += page.count
+            report.bytes += page.reduce(0) { $0 + $1.size }
+            progress(WorkProgress(done: report.blobs, total: max(totals.count, report.blobs), bytesDone: report.bytes,
+                                  bytesTotal: max(totals.bytes, report.bytes)))
+            after = last.key.bytes
+        }
+    }
+
+    /// Every noncurrent version and delete marker, oldest first in batches of 500, each added
+    /// once; false if stopped.
+    private static func migrateVersions(_ source: SQLiteBlobIndex, to target: PostgresBlobIndex, report: inout MigrationReport,
+                                        shouldStop: () -> Bool) throws(StoreError) -> Bool {
+        var after: Int64 = 0
+        while true {
+            if shouldStop() { return false }
+            let page = try source.exportVersions(after: after, limit: 500)
+            guard let last = page.last else { return true }
+            report.versionsAdded += try target.importVersions(page.versions)
+            report.versions += page.versions.count
+            after = last
+        }
+    }
+
+    /// Every upload, finished or not, and every unfinished multipart upload with its parts,
+    /// each with its owner, whose --max-open-uploads it goes on counting toward; then the
+    /// events not yet delivered, with their ids.
+    private static func migrateUploadsAndEvents(_ source: SQLiteBlobIndex, to target: PostgresBlobIndex,
+                                                report: inout MigrationReport) throws(StoreError) {
+        let uploads = try source.exportUploads()
+        let multipart = try source.exportMultipart()
+        _ = try target.importBatch(records: [], uploads: uploads, multipart: multipart)
+        report.uploads = uploads.count
+        report.multipartUploads = multipart.count
+        var after: Int64?
+        while true {
+            let page = try source.pendingEvents(after: after, limit: 500).events
+            guard let last = page.last else { return }
+            _ = try target.importEvents(page)
+            report.events += page.count
+            after = last.id
+        }
     }
 }

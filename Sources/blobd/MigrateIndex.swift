@@ -10,8 +10,8 @@ struct MigrateIndex: ParsableCommand {
         commandName: "migrate-index",
         abstract: "Move a single-node data directory's index into PostgreSQL, for a cluster.",
         discussion: """
-            Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, bucket and unfinished upload; the files \
-            stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \
+            Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, version, delete marker, Object Lock, \
+            bucket with its settings, unfinished upload and pending event; the files stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \
             stopped. At the end the SQLite index is renamed index.sqlite.migrated; then start the nodes with --index.
             """)
 
@@ -41,8 +41,10 @@ struct MigrateIndex: ParsableCommand {
             throw ExitCode(130)
         }
         print("migrated \(report.blobs) blobs (\(ProgressReporter.bytes(report.bytes)); \(report.added) new in the database, "
-              + "\(report.blobs - report.added) there already), \(report.buckets) buckets, \(report.uploads) tus uploads, "
-              + "\(report.multipartUploads) multipart uploads to \(PostgresPool.redacted(to))")
+              + "\(report.blobs - report.added) there already), \(report.versions) noncurrent versions and delete markers "
+              + "(\(report.versionsAdded) new), \(report.buckets) buckets, \(report.settings) bucket settings, "
+              + "\(report.uploads) tus uploads, \(report.multipartUploads) multipart uploads, \(report.events) pending events "
+              + "to \(PostgresPool.redacted(to))")
         print("next: start every node with --index \(PostgresPool.redacted(to)) --data-dir \(directory) --node-id NAME")
     }
 }

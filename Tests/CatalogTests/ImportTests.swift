@@ -47,5 +47,50 @@ extension CatalogConformance {
             #expect(throws: StoreError.tooManyUploads(limit: 1)) { try target.insertMultipart(try multipartUpload("b/x"), owner: "bob", limit: 1) }
             try target.insert(try tusUpload(), owner: "carol", limit: 1)
         }
+
+        /// Noncurrent versions and delete markers (in order, with their locks), bucket settings
+        /// and pending events read back from PostgreSQL as SQLite held them; importing again
+        /// (a migration run again) adds nothing twice, and new events get later ids.
+        @Test func versionsSettingsAndEventsImportOnce() throws {
+            let source = try SQLiteBlobIndex(path: try CatalogRun.newDirectory() + "/index.sqlite")
+            _ = try source.createBucket(Bucket(name: "v", created: 1))
+            try source.setBucketAccess("v", .versioning, to: "Enabled")
+            try source.setBucketAccess("v", .objectLock, to: ObjectLockConfiguration(defaultMode: .compliance, days: 1).stored)
+            let stored = try (0..<3).map { size in try Versions.commit(source, try record("v/k", size: UInt64(size)), .enabled) }
+            let until = Int64(time(nil)) + 86_400
+            _ = try source.setLock(stored[0].key, id: stored[0].version, retention: ObjectLock(mode: .compliance, retainUntil: until),
+                                   legalHold: nil, bypassGovernance: false)
+            _ = try source.setLock(stored[1].key, id: stored[1].version, retention: nil, legalHold: true, bypassGovernance: false)
+            _ = try source.deleteMarking(stored[0].key, marker: Versions.marker(stored[0].key), if: Versions.versioning(.enabled),
+                                         events: draft("ObjectRemoved:DeleteMarkerCreated"))
+            try Versions.commit(source, try record("v/other"), .enabled)
+            let expected = try source.versions(prefix: [], after: nil, limit: 100)
+            #expect(expected.filter { !$0.latest }.count == 3 && expected.count == 5)
+            #expect(expected.first { $0.id == stored[0].version }?.record.lock == ObjectLock(mode: .compliance, retainUntil: until))
+            #expect(expected.first { $0.id == stored[1].version }?.record.lock.legalHold == true)
+
+            let target = try PostgresBlobIndex(url: try TestPostgres.running().freshURL(), connections: 4)
+            _ = try target.createBucket(Bucket(name: "v", created: 1))
+            let exported = try source.exportVersions(after: 0, limit: 2)
+            let rest = try source.exportVersions(after: try #require(exported.last), limit: 100)
+            #expect(exported.versions.count == 2 && rest.versions.count == 2 && rest.versions.last?.deleteMarker == true)
+            #expect(try source.exportVersions(after: try #require(rest.last), limit: 100).last == nil)
+            let events = try source.pendingEvents(after: nil, limit: 100).events
+            for round in 0..<2 {
+                #expect(try target.importBatch(records: try source.list(prefix: [], after: nil, limit: 100)) == (round == 0 ? 1 : 0))
+                #expect(try target.importVersions(exported.versions) + target.importVersions(rest.versions) == (round == 0 ? 4 : 0))
+                #expect(try target.importSettings(try source.bucketAccess()) == (round == 0 ? 2 : 0))
+                #expect(try target.importEvents(events) == (round == 0 ? 2 : 0))
+                #expect(try target.versions(prefix: [], after: nil, limit: 100) == expected)
+                #expect(Set(try target.bucketAccess()) == Set(try source.bucketAccess()))
+                #expect(try target.pendingEvents(after: nil, limit: 100).events == events)
+            }
+            #expect(throws: StoreError.objectLocked) { try target.removeVersion(stored[0].key, id: stored[0].version, if: .always) }
+            #expect(throws: StoreError.objectLocked) { try target.removeVersion(stored[1].key, id: stored[1].version, if: .always) }
+            #expect(try target.removeVersion(stored[2].key, id: stored[2].version, if: .always).removed?.record == stored[2])
+            try target.put(try record("v/new"), events: draft(targets: ["one"]))
+            let ids = try target.pendingEvents(after: nil, limit: 100).events.map(\.id)
+            #expect(ids.count == 3 && ids[2] > ids[1], "a new event sorts after the moved ones: \(ids)")
+        }
     }
 }

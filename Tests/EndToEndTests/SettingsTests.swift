@@ -107,7 +107,7 @@ import Testing
 
     /// `make run` installs only what building and running need: no test servers, no Ceph.
     @Test func makeRunInstallsOnlyWhatRunningNeeds() throws {
-        let result = try run("/usr/bin/make", ["-n", "-C", DeployTests.root.path, "run"])
+        let result = try run("/usr/bin/make", ["-n", "--no-print-directory", "-C", DeployTests.root.path, "run"])
         #expect(result.status == 0, "\(result.stderr)")
         let commands = String(decoding: result.stdout, as: UTF8.self)
         #expect(commands.contains("libmicrohttpd-dev") && commands.contains("swift build -c release"))
