@@ -60,10 +60,13 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
-    public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {
+    public func retryEvents(_ retries: [EventRetry]) throws(StoreError) {
+        guard !retries.isEmpty else { return }
         try write { db in
-            try db.cachedStatement(sql: "UPDATE events SET attempts = ?, next_attempt = ?, claimed_by = NULL, lease_until = NULL WHERE id = ?")
-                .execute(arguments: [attempts, nextAttempt, id])
+            for retry in retries {
+                try db.cachedStatement(sql: "UPDATE events SET attempts = ?, next_attempt = ?, claimed_by = NULL, lease_until = NULL WHERE id = ?")
+                    .execute(arguments: [retry.attempts, retry.nextAttempt, retry.id])
+            }
         }
     }
 
