@@ -43,7 +43,8 @@ public struct EventDraft: Sendable, Equatable {
 
     /// The S3 event message (`{"Records": [...]}`) reporting `record` (stored, or removed for
     /// `ObjectRemoved:*`) to `target`, at `millis` since the epoch; `sequencer` grows per key.
-    public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64, millis: Int64) -> String {
+    /// Without a `sequencer` the message has an empty one, for `EventJSON.fillingSequencer`.
+    public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64?, millis: Int64) -> String {
         let raw = record.key.rawValue
         let slash = raw.firstIndex(of: "/")
         let bucket = slash.map { String(raw[..<$0]) } ?? raw
@@ -79,7 +80,7 @@ public struct EventDraft: Sendable, Equatable {
             json.string(WriteCondition.TagScheme.content.tag(of: record))
         }
         json.raw(",\"sequencer\":")
-        json.string(EventJSON.sequencer(sequencer))
+        json.string(sequencer.map(EventJSON.sequencer) ?? "")
         json.raw("}},\"blobd\":{\"sha256\":")
         json.string(hex(record.sha256))
         json.raw(",\"dialect\":")
@@ -156,6 +157,21 @@ public enum EventJSON {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `payload` with its empty sequencer (a message made before its id was known) set to
+    /// `sequencer(id)`. JSON escapes every quote inside a string, so the empty sequencer's text
+    /// occurs nowhere else in a message.
+    public static func fillingSequencer(_ payload: String, with id: Int64) -> String {
+        let blank = Array(#""sequencer":"""#.utf8), bytes = Array(payload.utf8)
+        // From the end: the sequencer is in the message's last lines, before the blobd section.
+        guard bytes.count >= blank.count,
+              let start = stride(from: bytes.count - blank.count, through: 0, by: -1)
+                .first(where: { bytes[$0] == blank[0] && bytes[$0..<($0 + blank.count)].elementsEqual(blank) }) else {
+            return payload
+        }
+        let end = start + blank.count - 1  // before the closing quote
+        return String(decoding: bytes[..<end] + Array(sequencer(id).utf8) + bytes[end...], as: UTF8.self)
     }
 
     /// A sequencer: 16 upper-case hex digits, so that they sort as they grow.
