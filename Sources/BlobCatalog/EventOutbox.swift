@@ -12,15 +12,34 @@ public protocol EventOutbox: Sendable {
     func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent]
     /// Deletes delivered (or dropped) events, in one transaction.
     func removeEvents(_ ids: [Int64]) throws(StoreError)
-    /// Releases a claimed event for another attempt at `nextAttempt`, counting the attempt.
-    func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError)
+    /// Releases claimed events for another attempt each at its `nextAttempt`, with its count of
+    /// attempts, in one transaction.
+    func retryEvents(_ retries: [EventRetry]) throws(StoreError)
     /// Up to `limit` events in id order after `after`, and how many there are in all.
     func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int)
     /// Per target: how many events are pending, and when the oldest was made.
     func eventQueueStats() throws(StoreError) -> [String: (count: Int, oldest: Int64)]
 }
 
+/// A claimed event released for another attempt.
+public struct EventRetry: Sendable, Equatable {
+    public var id: Int64
+    public var attempts: Int
+    public var nextAttempt: Int64
+
+    public init(id: Int64, attempts: Int, nextAttempt: Int64) {
+        self.id = id
+        self.attempts = attempts
+        self.nextAttempt = nextAttempt
+    }
+}
+
 extension EventOutbox {
+    /// Releases one claimed event for another attempt at `nextAttempt`, counting the attempt.
+    public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {
+        try retryEvents([EventRetry(id: id, attempts: attempts, nextAttempt: nextAttempt)])
+    }
+
     /// Deletes one delivered (or dropped) event.
     public func removeEvent(_ id: Int64) throws(StoreError) {
         try removeEvents([id])

@@ -43,30 +43,59 @@ public struct EventDraft: Sendable, Equatable {
 
     /// The S3 event message (`{"Records": [...]}`) reporting `record` (stored, or removed for
     /// `ObjectRemoved:*`) to `target`, at `millis` since the epoch; `sequencer` grows per key.
-    public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64, millis: Int64) -> String {
+    /// Without a `sequencer` the message has an empty one, for `EventJSON.fillingSequencer`.
+    public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64?, millis: Int64) -> String {
         let raw = record.key.rawValue
         let slash = raw.firstIndex(of: "/")
         let bucket = slash.map { String(raw[..<$0]) } ?? raw
         let objectKey = slash.map { String(raw[raw.index(after: $0)...]) } ?? ""
-        let etag = WriteCondition.TagScheme.content.tag(of: record)
-        let removed = name.hasPrefix("ObjectRemoved")
-        var object = "\"key\":\(EventJSON.string(EventJSON.s3KeyEncoding(objectKey)))"
-        if !removed { object += ",\"size\":\(record.size),\"eTag\":\(EventJSON.string(etag))" }
+        // Written straight into one buffer: this runs in every commit that reports an event.
+        var json = JSONBytes(capacity: 1024)
+        json.raw("{\"Records\":[{\"eventVersion\":\"2.1\",\"eventSource\":\"blobd:s3\",\"awsRegion\":")
+        json.string(region)
+        json.raw(",\"eventTime\":")
+        json.string(EventJSON.isoTime(millis: millis))
+        json.raw(",\"eventName\":")
+        json.string(name)
+        json.raw(",\"userIdentity\":{\"principalId\":")
+        json.string(principal)
+        json.raw("},\"requestParameters\":{\"sourceIPAddress\":")
+        json.string(sourceIP)
+        json.raw("},\"responseElements\":{\"x-amz-request-id\":")
+        json.string(requestID)
+        json.raw(",\"x-amz-id-2\":")
+        json.string(node)
+        json.raw("},\"s3\":{\"s3SchemaVersion\":\"1.0\",\"configurationId\":")
+        json.string(target.configurationID)
+        json.raw(",\"bucket\":{\"name\":")
+        json.string(bucket)
+        json.raw(",\"ownerIdentity\":{\"principalId\":\"blobd\"},\"arn\":")
+        json.string("arn:aws:s3:::" + bucket)
+        json.raw("},\"object\":{\"key\":")
+        json.string(EventJSON.s3KeyEncoding(objectKey))
+        if !name.hasPrefix("ObjectRemoved") {
+            json.raw(",\"size\":")
+            json.raw(String(record.size))
+            json.raw(",\"eTag\":")
+            json.string(WriteCondition.TagScheme.content.tag(of: record))
+        }
         // A version written while its bucket's versioning was enabled (a delete marker too) is named.
-        if record.versioned { object += ",\"versionId\":\(EventJSON.string(record.version))" }
-        object += ",\"sequencer\":\"\(EventJSON.sequencer(sequencer))\""
-        let s3 = "{\"s3SchemaVersion\":\"1.0\",\"configurationId\":\(EventJSON.string(target.configurationID)),"
-            + "\"bucket\":{\"name\":\(EventJSON.string(bucket)),\"ownerIdentity\":{\"principalId\":\"blobd\"},"
-            + "\"arn\":\(EventJSON.string("arn:aws:s3:::" + bucket))},\"object\":{\(object)}}"
-        let blobd = "{\"sha256\":\"\(hex(record.sha256))\",\"dialect\":\(EventJSON.string(dialect)),"
-            + "\"node\":\(EventJSON.string(node)),\"version\":\(EventJSON.string(record.version))}"
-        let entry = "{\"eventVersion\":\"2.1\",\"eventSource\":\"blobd:s3\",\"awsRegion\":\(EventJSON.string(region)),"
-            + "\"eventTime\":\"\(EventJSON.isoTime(millis: millis))\",\"eventName\":\(EventJSON.string(name)),"
-            + "\"userIdentity\":{\"principalId\":\(EventJSON.string(principal))},"
-            + "\"requestParameters\":{\"sourceIPAddress\":\(EventJSON.string(sourceIP))},"
-            + "\"responseElements\":{\"x-amz-request-id\":\(EventJSON.string(requestID)),\"x-amz-id-2\":\(EventJSON.string(node))},"
-            + "\"s3\":\(s3),\"blobd\":\(blobd)}"
-        return "{\"Records\":[\(entry)]}"
+        if record.versioned {
+            json.raw(",\"versionId\":")
+            json.string(record.version)
+        }
+        json.raw(",\"sequencer\":")
+        json.string(sequencer.map(EventJSON.sequencer) ?? "")
+        json.raw("}},\"blobd\":{\"sha256\":")
+        json.string(hex(record.sha256))
+        json.raw(",\"dialect\":")
+        json.string(dialect)
+        json.raw(",\"node\":")
+        json.string(node)
+        json.raw(",\"version\":")
+        json.string(record.version)
+        json.raw("}}]}")
+        return json.text
     }
 
     /// The bucket of a key: its first segment (nil when it has no slash, as a content address).
@@ -110,42 +139,44 @@ public struct OutboxEvent: Sendable, Equatable {
 public enum EventJSON {
     /// A JSON string literal.
     public static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let digits = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        var json = JSONBytes(capacity: text.utf8.count + 2)
+        json.string(text)
+        return json.text
     }
+
+    private static let upperHex = Array("0123456789ABCDEF".utf8)
 
     /// A key as S3 event messages carry it: URL-encoded, a space as `+`, `/` kept.
     public static func s3KeyEncoding(_ key: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(key.utf8.count)
         for byte in key.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "*"), UInt8(ascii: "/"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
+                out.append(byte)
             case UInt8(ascii: " "):
-                out += "+"
+                out.append(UInt8(ascii: "+"))
             default:
-                let digits = String(byte, radix: 16, uppercase: true)
-                out += "%" + (digits.count == 1 ? "0" : "") + digits
+                out += [UInt8(ascii: "%"), upperHex[Int(byte >> 4)], upperHex[Int(byte & 0x0F)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `payload` with its empty sequencer (a message made before its id was known) set to
+    /// `sequencer(id)`. JSON escapes every quote inside a string, so the empty sequencer's text
+    /// occurs nowhere else in a message.
+    public static func fillingSequencer(_ payload: String, with id: Int64) -> String {
+        let blank = Array(#""sequencer":"""#.utf8), bytes = Array(payload.utf8)
+        // From the end: the sequencer is in the message's last lines, before the blobd section.
+        guard bytes.count >= blank.count,
+              let start = stride(from: bytes.count - blank.count, through: 0, by: -1)
+                .first(where: { bytes[$0] == blank[0] && bytes[$0..<($0 + blank.count)].elementsEqual(blank) }) else {
+            return payload
+        }
+        let end = start + blank.count - 1  // before the closing quote
+        return String(decoding: bytes[..<end] + Array(sequencer(id).utf8) + bytes[end...], as: UTF8.self)
     }
 
     /// A sequencer: 16 upper-case hex digits, so that they sort as they grow.
@@ -177,5 +208,43 @@ public enum EventJSON {
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// JSON appended to one byte buffer.
+struct JSONBytes {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// JSON text as it is.
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A string literal: quotes, backslashes and control characters escaped.
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
+            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -56,9 +56,13 @@ extension PostgresBlobIndex: EventOutbox {
         try execute("DELETE FROM events WHERE id = ANY($1::bigint[])", [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
     }
 
-    public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {
-        try execute("UPDATE events SET attempts = $1, next_attempt = $2, claimed_by = NULL, lease_until = NULL WHERE id = $3",
-                    [.int(Int64(attempts)), .int(nextAttempt), .int(id)])
+    public func retryEvents(_ retries: [EventRetry]) throws(StoreError) {
+        guard !retries.isEmpty else { return }
+        func array<T>(_ values: [T]) -> PostgresValue { .text("{" + values.map { "\($0)" }.joined(separator: ",") + "}") }
+        try execute("""
+            UPDATE events SET attempts = r.attempts, next_attempt = r.next_attempt, claimed_by = NULL, lease_until = NULL
+            FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS r(id, attempts, next_attempt) WHERE events.id = r.id
+            """, [array(retries.map(\.id)), array(retries.map(\.attempts)), array(retries.map(\.nextAttempt))])
     }
 
     public func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int) {

@@ -15,19 +15,17 @@ extension SQLiteBlobIndex: EventOutbox {
         CREATE INDEX events_by_target_key ON events (target, key, id);
         """
 
-    /// One row per target of `draft`, reporting `record`, in the caller's transaction. The
-    /// writer is this process alone, so the next id is known before the insert and goes into
-    /// the payload as its sequencer.
+    /// One row per target of `draft`, reporting `record`, in the caller's transaction. The id
+    /// comes from AUTOINCREMENT at the insert, so the payload is kept with an empty sequencer
+    /// that reading the row fills in with it (`event(from:)`).
     static func insertEvents(_ draft: EventDraft, for record: BlobRecord, in db: Database) throws {
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for target in draft.targets {
-            let last = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'")) ?? 0
-            let id = last + 1
-            let payload = draft.payload(for: record, target: target, sequencer: id, millis: millis)
+            let payload = draft.payload(for: record, target: target, sequencer: nil, millis: millis)
             try db.cachedStatement(sql: """
-                INSERT INTO events (id, target, bucket, key, event, payload, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [id, target.target, bucket, Data(record.key.bytes), draft.name, payload, millis, millis])
+                INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), draft.name, payload, millis, millis])
         }
     }
 
@@ -60,10 +58,13 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
-    public func retryEvent(_ id: Int64, attempts: Int, nextAttempt: Int64) throws(StoreError) {
+    public func retryEvents(_ retries: [EventRetry]) throws(StoreError) {
+        guard !retries.isEmpty else { return }
         try write { db in
-            try db.cachedStatement(sql: "UPDATE events SET attempts = ?, next_attempt = ?, claimed_by = NULL, lease_until = NULL WHERE id = ?")
-                .execute(arguments: [attempts, nextAttempt, id])
+            for retry in retries {
+                try db.cachedStatement(sql: "UPDATE events SET attempts = ?, next_attempt = ?, claimed_by = NULL, lease_until = NULL WHERE id = ?")
+                    .execute(arguments: [retry.attempts, retry.nextAttempt, retry.id])
+            }
         }
     }
 
@@ -81,8 +82,12 @@ extension SQLiteBlobIndex: EventOutbox {
         try run {
             try pool.read { db in
                 var stats: [String: (count: Int, oldest: Int64)] = [:]
-                for row in try Row.fetchAll(db, sql: "SELECT target, COUNT(*) AS n, MIN(created) AS oldest FROM events GROUP BY target") {
-                    stats[row["target"]] = (row["n"], row["oldest"])
+                // Counted in the (target, key, id) index, not the table and its messages; the
+                // oldest is the first by id (ids grow with time).
+                for row in try Row.fetchAll(db, sql: "SELECT target, COUNT(*) AS n FROM events INDEXED BY events_by_target_key GROUP BY target") {
+                    let target: String = row["target"]
+                    let oldest = try Int64.fetchOne(db, sql: "SELECT created FROM events NOT INDEXED WHERE target = ? ORDER BY id LIMIT 1", arguments: [target])
+                    stats[target] = (row["n"], oldest ?? 0)
                 }
                 return stats
             }
@@ -90,7 +95,9 @@ extension SQLiteBlobIndex: EventOutbox {
     }
 
     private static func event(from row: Row) -> OutboxEvent {
-        OutboxEvent(id: row["id"], target: row["target"], bucket: row["bucket"], key: Array(row["key"] as Data), event: row["event"],
-                    payload: row["payload"], created: row["created"], attempts: row["attempts"], nextAttempt: row["next_attempt"])
+        let id: Int64 = row["id"]
+        return OutboxEvent(id: id, target: row["target"], bucket: row["bucket"], key: Array(row["key"] as Data), event: row["event"],
+                           payload: EventJSON.fillingSequencer(row["payload"], with: id), created: row["created"],
+                           attempts: row["attempts"], nextAttempt: row["next_attempt"])
     }
 }

@@ -120,7 +120,8 @@ public struct HTTPClientResponse: Sendable {
 }
 
 /// A small HTTP/1.1 client over one TCP connection per request (`Connection: close`), for
-/// `blobd key`, the blocking hooks and the event deliveries (`EventDelivery`): one deadline for connecting, sending and the whole answer.
+/// `blobd key` and the blocking hooks: one deadline for connecting, sending and the whole
+/// answer. `HTTPConnection` keeps its connection for the next request.
 public struct HTTPClient: Sendable {
     public let url: ServerURL
     /// Seconds for the whole exchange, from connecting to the answer's last byte.
@@ -135,10 +136,7 @@ public struct HTTPClient: Sendable {
     }
 
     public func send(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) throws(HTTPClientError) -> HTTPClientResponse {
-        var head = "\(method) \(url.basePath)\(path) HTTP/1.1\r\nHost: \(url.authority)\r\nConnection: close\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\n" }
-        let request = Array((head + "\r\n").utf8) + (body ?? [])
+        let request = Self.request(method, url: url, path, headers: headers + [("Connection", "close")], body: body)
         let deadline = Self.deadline(after: timeout)
         let socket = try Self.connect(url, deadline: deadline, timeout: timeout)
         return try socket.closeAfter { socket throws(HTTPClientError) in
@@ -146,6 +144,15 @@ public struct HTTPClient: Sendable {
             var reader = ResponseReader(socket: socket, deadline: deadline, timeout: timeout)
             return try reader.response(isHead: method == "HEAD", limit: limit)
         }
+    }
+
+    /// The bytes of a request: its head (Host first, then `headers`, then Content-Length when
+    /// there is a body) and its body.
+    static func request(_ method: String, url: ServerURL, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
+        var head = "\(method) \(url.basePath)\(path) HTTP/1.1\r\nHost: \(url.authority)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        return Array((head + "\r\n").utf8) + (body ?? [])
     }
 
     static func deadline(after seconds: Double) -> ContinuousClock.Instant {

@@ -13,6 +13,10 @@ struct ResponseReader {
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
+    /// Whether the last answer lets the connection carry another request: HTTP/1.1 without
+    /// `Connection: close`, framed by its length or chunks, and nothing after it.
+    private(set) var lastLeavesOpen = false
+    private var isHTTP11 = false
 
     /// The most header lines, and the longest line, of a head.
     static let maxHeaderLines = 200, maxLine = 16 * 1024
@@ -28,6 +32,9 @@ struct ResponseReader {
             let (status, headers) = try head()
             if (100...199).contains(status) { continue }
             let body = try self.body(status: status, headers: headers, isHead: isHead, limit: limit)
+            let closes = headers.contains { $0.name == "connection" && $0.value.lowercased().split(separator: ",")
+                .contains { $0.trimmingWhitespace() == "close" } }
+            lastLeavesOpen = isHTTP11 && !closes && !atEnd && start == buffer.count
             return HTTPClientResponse(status: status, headers: headers, body: body)
         }
     }
@@ -39,6 +46,7 @@ struct ResponseReader {
               let status = Int(String(decoding: statusLine.dropFirst(9).prefix(3), as: UTF8.self)), (100...999).contains(status) else {
             throw .malformed("the status line is '\(Self.printable(statusLine.prefix(80)))'")
         }
+        isHTTP11 = statusLine[statusLine.startIndex + 7] == 0x31
         var headers: [(name: String, value: String)] = []
         for _ in 0...Self.maxHeaderLines {
             let field = try line(limit: Self.maxLine)
@@ -139,15 +147,14 @@ struct ResponseReader {
             buffer.removeFirst(start)
             start = 0
         }
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { raw in
-                SystemCall.run("recv") { recv(socket.rawValue, raw.baseAddress, raw.count, 0) }
+            // On the stack, not zeroed: most answers are a few hundred bytes.
+            let count = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 * 1024) { chunk in
+                let count = SystemCall.run("recv") { recv(socket.rawValue, chunk.baseAddress, chunk.count, 0) }
+                if count > 0 { buffer.append(contentsOf: chunk[..<count]) }
+                return count
             }
-            if count > 0 {
-                buffer += chunk[..<count]
-                return true
-            }
+            if count > 0 { return true }
             if count == 0 {
                 atEnd = true
                 return false

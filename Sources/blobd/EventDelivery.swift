@@ -55,6 +55,8 @@ final class EventDelivery: Sendable {
             // the nice value is per thread, and 0 names the calling one).
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
             var lastStats: Int64 = 0
+            // One kept-alive connection per webhook, owned by this thread.
+            var connections: [String: HTTPConnection] = [:]
             while true {
                 let now = clock_millis()
                 if now - lastStats >= 1000 {
@@ -63,7 +65,7 @@ final class EventDelivery: Sendable {
                 }
                 let worked: Bool
                 do throws(StoreError) {
-                    worked = try round(now: now)
+                    worked = try round(now: now, connections: &connections)
                 } catch {
                     logger.warning("Cannot read the event outbox; retrying", metadata: ["error": "\(error)"])
                     worked = false
@@ -76,7 +78,8 @@ final class EventDelivery: Sendable {
     }
 
     /// Claims and sends one batch; false when there was nothing to do.
-    private func round(now: Int64) throws(StoreError) -> Bool {
+    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Bool {
+        // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
         let claimed = try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
         guard !claimed.isEmpty else { return false }
         reached(.afterClaim)
@@ -85,9 +88,14 @@ final class EventDelivery: Sendable {
         // Deleted together after the round: the batch holds one event per (target, key), so no
         // later event of a key can go out before its predecessor is deleted.
         var done: [Int64] = []
+        // Released together after the round too (until then this node's lease keeps them).
+        var retries: [EventRetry] = []
         defer {
             do throws(StoreError) { try outbox.removeEvents(done) } catch {
                 logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
+            }
+            do throws(StoreError) { try outbox.retryEvents(retries) } catch {
+                logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
             }
         }
         let leaseUntil = now + leaseMillis
@@ -95,7 +103,7 @@ final class EventDelivery: Sendable {
             // A send may take the whole timeout: one that could outlive the lease waits for the
             // next round, so that no other node can take the event while it is in flight.
             if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
-                try outbox.retryEvent(event.id, attempts: event.attempts, nextAttempt: event.nextAttempt)
+                retries.append(EventRetry(id: event.id, attempts: event.attempts, nextAttempt: event.nextAttempt))
                 continue
             }
             if now - event.created > retentionMillis {
@@ -107,10 +115,10 @@ final class EventDelivery: Sendable {
                 continue
             }
             if let until = waiting[event.target] {
-                try outbox.retryEvent(event.id, attempts: event.attempts, nextAttempt: until)
+                retries.append(EventRetry(id: event.id, attempts: event.attempts, nextAttempt: until))
                 continue
             }
-            if send(event) {
+            if send(event, connections: &connections) {
                 reached(.afterSend)
                 done.append(event.id)
                 metrics.delivered(event.target)
@@ -118,7 +126,7 @@ final class EventDelivery: Sendable {
                 metrics.failed(event.target)
                 let attempts = event.attempts + 1
                 let next = clock_millis() + backoff(attempts: attempts)
-                try outbox.retryEvent(event.id, attempts: attempts, nextAttempt: next)
+                retries.append(EventRetry(id: event.id, attempts: attempts, nextAttempt: next))
                 waiting[event.target] = next
             }
         }
@@ -137,14 +145,15 @@ final class EventDelivery: Sendable {
         return min(Self.maximumBackoffMillis, firstBackoffMillis << doublings)
     }
 
-    /// POSTs an event; true on a 2xx.
-    private func send(_ event: OutboxEvent) -> Bool {
+    /// POSTs an event on its webhook's kept connection; true on a 2xx.
+    private func send(_ event: OutboxEvent, connections: inout [String: HTTPConnection]) -> Bool {
         guard let target = targets[event.target] else {
             logger.warning("An event names a target this node does not have (--notify-webhook)", metadata: ["target": "\(event.target)"])
             return false
         }
         let body = Array(event.payload.utf8)
-        let client = HTTPClient(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
+        let client = connections[event.target] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
+        connections[event.target] = client
         do throws(HTTPClientError) {
             let response = try client.send("POST", target.url.basePath.isEmpty ? "/" : "", headers: Self.headers(event, body: body, secret: target.secret), body: body)
             if (200..<300).contains(response.status) { return true }

@@ -37,4 +37,18 @@ import Testing
         #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any])
         #expect(EventDraft.bucket(of: try BlobKey(String(repeating: "a", count: 64))) == nil, "a content address names no bucket")
     }
+
+    /// SQLite keeps a message with an empty sequencer (its id is known only once inserted) and
+    /// fills it in when the row is read: the same bytes as a message made with the id, even when
+    /// the key or the principal spell the field.
+    @Test func emptySequencerIsFilledIn() throws {
+        let record = BlobRecord(key: try BlobKey(#"b/k "sequencer":"x"#), version: "v", size: 1, sha256: Array(repeating: 1, count: 32),
+                                contentType: "text/plain", modified: 0)
+        let draft = EventDraft(name: "ObjectCreated:Put", targets: [EventTarget(target: "t", configurationID: "c")],
+                               principal: #""sequencer":""#, requestID: "R", sourceIP: "", dialect: "s3", node: "n")
+        let blank = draft.payload(for: record, target: draft.targets[0], sequencer: nil, millis: 5)
+        #expect(blank.contains(#""sequencer":""}"#))
+        #expect(EventJSON.fillingSequencer(blank, with: 0x2A) == draft.payload(for: record, target: draft.targets[0], sequencer: 0x2A, millis: 5))
+        #expect(EventJSON.fillingSequencer("{}", with: 1) == "{}")
+    }
 }
