@@ -32,6 +32,8 @@ extension BlobService {
                     let rules: [LifecycleRule]
                     do throws(LifecycleSettings.Invalid) {
                         rules = try LifecycleSettings.rules(fromJSON: value)
+                    } catch .unsupported(let element) {
+                        throw HTTPError.notImplemented(LifecycleSettings.Invalid.unsupported(element).description)
                     } catch {
                         throw HTTPError.badRequest(error.description)
                     }

@@ -76,8 +76,13 @@ public enum LifecycleSettings {
                                                "abort_incomplete_multipart_upload_days", "noncurrent_days",
                                                "expired_object_delete_marker"]
 
+    /// S3 lifecycle features blobd does not keep, by their /v1 names: 501, not "unknown".
+    private static let unsupportedMembers: Set<String> = ["transitions", "noncurrent_version_transitions", "newer_noncurrent_versions",
+                                                          "tags", "object_size_greater_than", "object_size_less_than"]
+
     private static func rule(_ entry: Any, number: Int) throws(Invalid) -> LifecycleRule {
         guard let object = entry as? [String: Any] else { throw .malformed("Each rule is a JSON object.") }
+        if let known = object.keys.sorted().first(where: { unsupportedMembers.contains($0) }) { throw .unsupported(known) }
         if let unknown = object.keys.sorted().first(where: { !members.contains($0) }) {
             throw .malformed("Rule \(number): unknown member '\(unknown)' (blobd keeps \(members.sorted().joined(separator: ", "))).")
         }

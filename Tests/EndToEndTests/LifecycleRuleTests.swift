@@ -180,7 +180,13 @@ import Testing
         #expect(try curl([blobd.baseURL + "/v1/admin/buckets/cfg/lifecycle"]).text
                 == #"{"rules":[{"id":"r","status":"Enabled","prefix":"old/","expiration_date":"2027-01-01T00:00:00Z"}]}"#)
         #expect(try curl([s3 + "/cfg?lifecycle"]).text.contains("<Date>2027-01-01T00:00:00.000Z</Date>"))
-        for bad in [#"{"rules":[{"status":"Enabled","transitions":[]}]}"#, #"{"rules":[]}"#, #"{"rules":[{"status":"On"}]}"#,
+        for unsupported in ["transitions", "newer_noncurrent_versions", "tags", "object_size_greater_than"] {
+            let answer = try curl(["-X", "PUT", "-H", "Content-Type: application/json", "--data-binary",
+                                   #"{"rules":[{"status":"Enabled","noncurrent_days":3,"\#(unsupported)":1}]}"#,
+                                   blobd.baseURL + "/v1/admin/buckets/cfg/lifecycle"])
+            #expect(answer.status == 501 && answer.text.contains(unsupported), "\(unsupported): \(answer.status) \(answer.text)")
+        }
+        for bad in [#"{"rules":[{"status":"Enabled","transitionz":[]}]}"#, #"{"rules":[]}"#, #"{"rules":[{"status":"On"}]}"#,
                     #"{"rules":[{"status":"Enabled","expiration_days":1.5}]}"#, "[]"] {
             let answer = try curl(["-X", "PUT", "-H", "Content-Type: application/json", "--data-binary", bad,
                                    blobd.baseURL + "/v1/admin/buckets/cfg/lifecycle"])
