@@ -48,6 +48,86 @@ public final class HTTPConnection {
         return try exchange(request, on: fresh, isHead: method == "HEAD", deadline: deadline)
     }
 
+    /// One request of a pipeline.
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        public var headers: [(String, String)]
+        public var body: [UInt8]?
+
+        public init(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) {
+            self.method = method
+            self.path = path
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// Sends `requests` together and reads their answers in order (HTTP/1.1 pipelining, RFC
+    /// 9112 §9.3.2): one write and a few reads for all of them, where `send` takes a round trip
+    /// each. Each answer must come within `timeout` of the one before, and all before `until`.
+    /// A server that closes the connection after an answer (`Connection: close`, HTTP/1.0, or
+    /// without saying) has not taken the requests after it: they go again on a new
+    /// connection, and this connection sends one request at a time from then on. Every request
+    /// gets a result, in order; after a failure (no answer in time, a malformed answer, a
+    /// connection refused) the rest get the same error. A request may thus be received twice,
+    /// as with `send`; the caller must tolerate that (RFC 9112 allows pipelining non-idempotent
+    /// requests to a client that can detect and recover from a partial failure).
+    public func pipeline(_ requests: [Request], until: ContinuousClock.Instant) -> [Result<HTTPClientResponse, HTTPClientError>] {
+        var results: [Result<HTTPClientResponse, HTTPClientError>] = []
+        while results.count < requests.count {
+            let before = results.count
+            let wasKept = socket.map { !Self.isClosedByPeer($0) } ?? false
+            do throws(HTTPClientError) {
+                try pipelineOnce(requests[before..<min(requests.count, before + (oneAtATime ? 1 : requests.count))],
+                                 until: until, into: &results)
+            } catch {
+                close()
+                // Nothing answered on a new connection: the server cannot take these now.
+                let retryable: Bool = switch error {
+                case .send, .receive, .closedEarly: wasKept || results.count > before
+                default: false
+                }
+                if !retryable {
+                    while results.count < requests.count { results.append(.failure(error)) }
+                }
+            }
+        }
+        return results
+    }
+
+    /// True once a server closed a connection with pipelined requests still unanswered.
+    private var oneAtATime = false
+
+    /// Sends `batch` on the kept (or a new) connection and appends the answers it gets, until
+    /// the server closes the connection after one of them.
+    private func pipelineOnce(_ batch: ArraySlice<Request>, until: ContinuousClock.Instant,
+                              into results: inout [Result<HTTPClientResponse, HTTPClientError>]) throws(HTTPClientError) {
+        let timeout = self.timeout
+        func next() -> ContinuousClock.Instant { min(until, HTTPClient.deadline(after: timeout)) }
+        if let socket, Self.isClosedByPeer(socket) { close() }
+        let connection: FileDescriptor
+        if let socket {
+            connection = socket
+        } else {
+            connection = try HTTPClient.connect(url, deadline: next(), timeout: timeout)
+            socket = connection
+        }
+        let bytes = batch.flatMap { HTTPClient.request($0.method, url: url, $0.path, headers: $0.headers, body: $0.body) }
+        try HTTPClient.sendAll(bytes, on: connection, deadline: next(), timeout: timeout)
+        var reader = ResponseReader(socket: connection, deadline: next(), timeout: timeout)
+        for (index, request) in zip(batch.indices, batch) {
+            results.append(.success(try reader.response(isHead: request.method == "HEAD", limit: limit)))
+            reader.deadline = next()
+            guard reader.lastLeavesOpen else {
+                if index < batch.index(before: batch.endIndex) { oneAtATime = true }
+                close()
+                return
+            }
+        }
+        if reader.hasUnreadBytes { close() }
+    }
+
     /// Closes the connection, if one is open; the next request opens another.
     public func close() {
         socket?.close()
@@ -62,7 +142,7 @@ public final class HTTPConnection {
             try HTTPClient.sendAll(request, on: socket, deadline: deadline, timeout: timeout)
             var reader = ResponseReader(socket: socket, deadline: deadline, timeout: timeout)
             let response = try reader.response(isHead: isHead, limit: limit)
-            if !reader.lastLeavesOpen { close() }
+            if !reader.lastLeavesOpen || reader.hasUnreadBytes { close() }
             return response
         } catch {
             close()

@@ -8,18 +8,22 @@ import SystemCalls
 /// connection (RFC 9112 section 6.3). Interim 1xx answers are skipped.
 struct ResponseReader {
     let socket: FileDescriptor
-    let deadline: ContinuousClock.Instant
+    /// When the answer being read must be complete (pipelined answers each get their own).
+    var deadline: ContinuousClock.Instant
     let timeout: Double
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
     /// Whether the last answer lets the connection carry another request: HTTP/1.1 without
-    /// `Connection: close`, framed by its length or chunks, and nothing after it.
+    /// `Connection: close`, framed by its length or chunks.
     private(set) var lastLeavesOpen = false
     private var isHTTP11 = false
 
     /// The most header lines, and the longest line, of a head.
     static let maxHeaderLines = 200, maxLine = 16 * 1024
+
+    /// Bytes read past the last answer (the next pipelined answer's, or ones nothing asked for).
+    var hasUnreadBytes: Bool { start < buffer.count }
 
     init(socket: FileDescriptor, deadline: ContinuousClock.Instant, timeout: Double) {
         self.socket = socket
@@ -34,7 +38,7 @@ struct ResponseReader {
             let body = try self.body(status: status, headers: headers, isHead: isHead, limit: limit)
             let closes = headers.contains { $0.name == "connection" && $0.value.lowercased().split(separator: ",")
                 .contains { $0.trimmingWhitespace() == "close" } }
-            lastLeavesOpen = isHTTP11 && !closes && !atEnd && start == buffer.count
+            lastLeavesOpen = isHTTP11 && !closes && !atEnd
             return HTTPClientResponse(status: status, headers: headers, body: body)
         }
     }

@@ -77,60 +77,115 @@ final class EventDelivery: Sendable {
         thread.start()
     }
 
+    /// What a round decided, written back in two transactions when it ends.
+    private struct Outcome {
+        /// Delivered (or dropped): deleted. The round holds one event per (target, key), so no
+        /// later event of a key can go out before its predecessor is deleted.
+        var done: [Int64] = []
+        /// Released for another attempt (until then this node's lease keeps them).
+        var retries: [EventRetry] = []
+        /// After one failure a target is not tried again in this round: its other events wait as long.
+        var waiting: [String: Int64] = [:]
+    }
+
     /// Claims and sends one batch; false when there was nothing to do.
     private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Bool {
         // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
         let claimed = try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
         guard !claimed.isEmpty else { return false }
         reached(.afterClaim)
-        // After one failure a target is not tried again in this round: its other events wait as long.
-        var waiting: [String: Int64] = [:]
-        // Deleted together after the round: the batch holds one event per (target, key), so no
-        // later event of a key can go out before its predecessor is deleted.
-        var done: [Int64] = []
-        // Released together after the round too (until then this node's lease keeps them).
-        var retries: [EventRetry] = []
-        defer {
-            do throws(StoreError) { try outbox.removeEvents(done) } catch {
-                logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
-            }
-            do throws(StoreError) { try outbox.retryEvents(retries) } catch {
-                logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
-            }
-        }
-        let leaseUntil = now + leaseMillis
+        var outcome = Outcome()
+        defer { write(outcome) }
+        var byTarget: [(target: String, events: [OutboxEvent])] = []
         for event in claimed {
-            // A send may take the whole timeout: one that could outlive the lease waits for the
-            // next round, so that no other node can take the event while it is in flight.
-            if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
-                retries.append(EventRetry(id: event.id, attempts: event.attempts, nextAttempt: event.nextAttempt))
-                continue
-            }
             if now - event.created > retentionMillis {
                 logger.warning("An event was not delivered within --notify-retention; dropped",
                                metadata: ["event.id": "\(event.id)", "target": "\(event.target)", "event": "\(event.event)",
                                           "attempts": "\(event.attempts)"])
-                done.append(event.id)
+                outcome.done.append(event.id)
                 metrics.dropped(event.target)
-                continue
-            }
-            if let until = waiting[event.target] {
-                retries.append(EventRetry(id: event.id, attempts: event.attempts, nextAttempt: until))
-                continue
-            }
-            if send(event, connections: &connections) {
-                reached(.afterSend)
-                done.append(event.id)
-                metrics.delivered(event.target)
+            } else if let index = byTarget.firstIndex(where: { $0.target == event.target }) {
+                byTarget[index].events.append(event)
             } else {
-                metrics.failed(event.target)
-                let attempts = event.attempts + 1
-                let next = clock_millis() + backoff(attempts: attempts)
-                retries.append(EventRetry(id: event.id, attempts: attempts, nextAttempt: next))
-                waiting[event.target] = next
+                byTarget.append((event.target, [event]))
+            }
+        }
+        let leaseUntil = now + leaseMillis
+        for (target, events) in byTarget {
+            var rest = events[...]
+            while !rest.isEmpty {
+                if let until = outcome.waiting[target] {
+                    outcome.retries += rest.map { EventRetry(id: $0.id, attempts: $0.attempts, nextAttempt: until) }
+                    break
+                }
+                // Answers may take the whole timeout: a pipeline that could outlive the lease
+                // waits for the next round, so that no other node takes its events in flight.
+                if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
+                    outcome.retries += rest.map { EventRetry(id: $0.id, attempts: $0.attempts, nextAttempt: $0.nextAttempt) }
+                    break
+                }
+                let pipeline = rest.prefix(Self.pipelineDepth)
+                rest = rest.dropFirst(pipeline.count)
+                deliver(Array(pipeline), to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
             }
         }
         return true
+    }
+
+    /// Events sent together on a webhook's kept connection (HTTP/1.1 pipelining): one write
+    /// and a few reads for all of them. Each is one POST with its own `webhook-id`, as alone.
+    static let pipelineDepth = 32
+
+    /// POSTs `events` to `target` together, and notes each one's outcome: delivered on a 2xx,
+    /// else retried after a backoff.
+    private func deliver(_ events: [OutboxEvent], to name: String, before leaseEnd: Int64,
+                         connections: inout [String: HTTPConnection], outcome: inout Outcome) {
+        let results: [Result<HTTPClientResponse, HTTPClientError>]
+        if let target = targets[name] {
+            let connection = connections[name] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
+            connections[name] = connection
+            let requests = events.map { event in
+                let body = Array(event.payload.utf8)
+                return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
+                                              headers: Self.headers(event, body: body, secret: target.secret), body: body)
+            }
+            results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock_millis())))
+        } else {
+            logger.warning("An event names a target this node does not have (--notify-webhook)", metadata: ["target": "\(name)"])
+            results = events.map { _ in .failure(.closedEarly) }
+        }
+        var sent = false, logged = false
+        for (event, result) in zip(events, results) {
+            if case .success(let response) = result, (200..<300).contains(response.status) {
+                sent = true
+                outcome.done.append(event.id)
+                metrics.delivered(name)
+                continue
+            }
+            if !logged {
+                logged = true
+                switch result {
+                case .success(let response): logger.info("A webhook refused an event", metadata: ["target": "\(name)", "status": "\(response.status)"])
+                case .failure(let error): logger.info("A webhook could not be reached", metadata: ["target": "\(name)", "error": "\(error)"])
+                }
+            }
+            metrics.failed(name)
+            let attempts = event.attempts + 1
+            let next = clock_millis() + backoff(attempts: attempts)
+            outcome.retries.append(EventRetry(id: event.id, attempts: attempts, nextAttempt: next))
+            outcome.waiting[name] = min(outcome.waiting[name] ?? next, next)
+        }
+        if sent { reached(.afterSend) }
+    }
+
+    /// Deletes what a round delivered and releases what it retries.
+    private func write(_ outcome: Outcome) {
+        do throws(StoreError) { try outbox.removeEvents(outcome.done) } catch {
+            logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
+        }
+        do throws(StoreError) { try outbox.retryEvents(outcome.retries) } catch {
+            logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Milliseconds of a test's setting in seconds (0.01 to 3600), else of `default`.
@@ -143,25 +198,6 @@ final class EventDelivery: Sendable {
     func backoff(attempts: Int) -> Int64 {
         let doublings = min(max(attempts - 1, 0), 20)
         return min(Self.maximumBackoffMillis, firstBackoffMillis << doublings)
-    }
-
-    /// POSTs an event on its webhook's kept connection; true on a 2xx.
-    private func send(_ event: OutboxEvent, connections: inout [String: HTTPConnection]) -> Bool {
-        guard let target = targets[event.target] else {
-            logger.warning("An event names a target this node does not have (--notify-webhook)", metadata: ["target": "\(event.target)"])
-            return false
-        }
-        let body = Array(event.payload.utf8)
-        let client = connections[event.target] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
-        connections[event.target] = client
-        do throws(HTTPClientError) {
-            let response = try client.send("POST", target.url.basePath.isEmpty ? "/" : "", headers: Self.headers(event, body: body, secret: target.secret), body: body)
-            if (200..<300).contains(response.status) { return true }
-            logger.info("A webhook refused an event", metadata: ["target": "\(event.target)", "status": "\(response.status)"])
-        } catch {
-            logger.info("A webhook could not be reached", metadata: ["target": "\(event.target)", "error": "\(error)"])
-        }
-        return false
     }
 
     /// Standard Webhooks' headers: `webhook-id`, `webhook-timestamp` and, with a secret,

@@ -27,7 +27,7 @@ import Testing
                         length = int(h.split(b":")[1])
                 if length:
                     f.read(length)
-                body = str(count).encode()
+                body = ("%d %s" % (count, path)).encode()
                 if path == "/close":
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
                 elif path == "/old":
@@ -85,7 +85,7 @@ import Testing
     func accepted(_ connection: HTTPConnection, _ path: String, body: [UInt8]? = nil) throws -> String {
         let response = try connection.send(body == nil ? "GET" : "POST", path, headers: [], body: body)
         #expect(response.status == 200)
-        return String(decoding: response.body, as: UTF8.self)
+        return String(String(decoding: response.body, as: UTF8.self).prefix { $0 != " " })
     }
 
     @Test func keepsTheConnectionForTheNextRequest() throws {
@@ -118,5 +118,41 @@ import Testing
         Thread.sleep(forTimeInterval: 0.1)
         #expect(try accepted(connection, "/a", body: Array("after".utf8)) == "2")
         #expect(try accepted(connection, "/b") == "2")
+    }
+
+    /// Answers to a pipeline: each request's answer, in order.
+    func answers(_ connection: HTTPConnection, _ paths: [String]) -> [String] {
+        let requests = paths.map { HTTPConnection.Request("POST", $0, headers: [("X-N", $0)], body: Array($0.utf8)) }
+        return connection.pipeline(requests, until: .now + .seconds(10)).map { result in
+            switch result {
+            case .success(let response): "\(response.status) " + String(decoding: response.body, as: UTF8.self)
+            case .failure(let error): "error \(error)"
+            }
+        }
+    }
+
+    @Test func pipelinesOnOneConnection() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        let paths = (1...40).map { "/e\($0)" }
+        #expect(answers(connection, paths) == paths.map { "200 1 \($0)" })
+        #expect(connection.isOpen)
+        #expect(answers(connection, ["/f"]) == ["200 1 /f"])
+    }
+
+    /// A server that closes after an answer took none of the requests after it: they go again
+    /// on a new connection, one at a time from then on, and every answer comes back in order.
+    @Test func pipelineGoesOnAfterTheServerClosed() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        #expect(answers(connection, ["/a", "/close", "/b", "/c"]) == ["200 1 /a", "200 1 /close", "200 2 /b", "200 2 /c"])
+        #expect(answers(connection, ["/old", "/d", "/drop", "/e"]) == ["200 2 /old", "200 3 /d", "200 3 /drop", "200 4 /e"])
+    }
+
+    @Test func pipelineToNoServerFailsEveryRequest() throws {
+        let (connection, server) = try start()
+        stop(server)
+        let results = answers(connection, ["/a", "/b", "/c"])
+        #expect(results.count == 3 && results.allSatisfy { $0.hasPrefix("error") && $0.contains("cannot connect") }, "\(results)")
     }
 }
