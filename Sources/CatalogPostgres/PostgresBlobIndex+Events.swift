@@ -17,18 +17,18 @@ extension PostgresBlobIndex: EventOutbox {
         """
 
     /// One row per target of `draft`, in the caller's transaction, after the key's row is
-    /// locked: the id drawn here (the payload's sequencer) grows per key.
-    static func insertEvents(_ draft: EventDraft, for record: BlobRecord, in connection: PostgresConnection) throws(PostgresError) {
+    /// locked: the id drawn at the insert (the message's sequencer, filled in when the row is
+    /// read) grows per key. `messages` are the draft's, rendered already, if it has them.
+    static func insertEvents(_ draft: EventDraft, messages: [String] = [], for record: BlobRecord,
+                             in connection: PostgresConnection) throws(PostgresError) {
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
-        for target in draft.targets {
-            guard let id = try connection.execute("SELECT nextval('events_id_seq') AS id").rows.first?.int("id") else {
-                throw .failed(sqlState: "XX000", message: "no id for an event")
-            }
-            let payload = draft.payload(for: record, target: target, sequencer: id, millis: millis)
+        for (index, target) in draft.targets.enumerated() {
+            let payload = messages.count == draft.targets.count ? messages[index]
+                : draft.payload(for: record, target: target, sequencer: nil, millis: millis)
             try connection.execute("""
-                INSERT INTO events (id, target, bucket, key, event, payload, created, next_attempt) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-                """, [.int(id), .text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name), .text(payload), .int(millis)])
+                INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES ($1, $2, $3, $4, $5, $6, $6)
+                """, [.text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name), .text(payload), .int(millis)])
         }
     }
 
@@ -87,7 +87,7 @@ extension PostgresBlobIndex: EventOutbox {
         guard let id = row.int("id"), let target = row.text("target"), let bucket = row.text("bucket"), let key = row.bytes("key"),
               let event = row.text("event"), let payload = row.text("payload"), let created = row.int("created"),
               let attempts = row.int("attempts"), let next = row.int("next_attempt") else { return nil }
-        return OutboxEvent(id: id, target: target, bucket: bucket, key: key, event: event, payload: payload, created: created,
-                           attempts: Int(attempts), nextAttempt: next)
+        return OutboxEvent(id: id, target: target, bucket: bucket, key: key, event: event,
+                           payload: EventJSON.fillingSequencer(payload, with: id), created: created, attempts: Int(attempts), nextAttempt: next)
     }
 }

@@ -106,7 +106,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
-        if let events = request.events { try insertEvents(events, for: request.record, in: connection) }
+        if let events = request.events { try insertEvents(events, messages: request.messages, for: request.record, in: connection) }
         guard let upload = request.completingUpload else { return }
         try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
                                [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])

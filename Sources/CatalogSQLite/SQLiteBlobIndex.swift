@@ -108,7 +108,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
                 .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
         }
-        if let events = request.events { try insertEvents(events, for: record, in: db) }
+        if let events = request.events { try insertEvents(events, messages: request.messages, for: record, in: db) }
         return .success(current.map { .replaced(previous: $0) } ?? .created)
     }
 
