@@ -135,4 +135,41 @@ extension SQLiteBlobIndex: AccessIndex {
             return db.changesCount > 0
         }
     }
+
+    // MARK: Export (migrate-index)
+
+    /// Up to `limit` keys (made at run time or by a bootstrap file) whose id sorts after
+    /// `after`, in id order, and the last row's id (nil when there are no more rows; a row whose
+    /// grants no longer parse is skipped but still counts). A revoked key is no longer a row.
+    public func exportKeys(after: String, limit: Int) throws(StoreError) -> (keys: [KeyRecord], last: String?) {
+        try run {
+            try pool.read { db in
+                let rows = try Row.fetchAll(db, sql: "SELECT \(SQLiteAccessRow.keyColumns) FROM access_keys WHERE id > ? ORDER BY id LIMIT ?",
+                                            arguments: [after, limit])
+                return (rows.compactMap(SQLiteAccessRow.key(from:)), rows.last.map { $0["id"] })
+            }
+        }
+    }
+
+    /// Up to `limit` share links whose id sorts after `after`, in id order, with their download
+    /// counts, and the last row's id (nil when there are no more rows).
+    public func exportShares(after: String, limit: Int) throws(StoreError) -> (shares: [ShareRecord], last: String?) {
+        try run {
+            try pool.read { db in
+                let rows = try Row.fetchAll(db, sql: "SELECT \(SQLiteAccessRow.shareColumns) FROM shares WHERE id > ? ORDER BY id LIMIT ?",
+                                            arguments: [after, limit])
+                return (rows.compactMap(SQLiteAccessRow.share(from:)), rows.last.map { $0["id"] })
+            }
+        }
+    }
+
+    /// Every access setting not tied to a bucket, by name and stored value: today the anonymous
+    /// grants a bootstrap file set (`anonymous`).
+    public func exportAccessSettings() throws(StoreError) -> [(name: String, value: String)] {
+        try run {
+            try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, value FROM access_settings ORDER BY name").map { ($0["name"], $0["value"]) }
+            }
+        }
+    }
 }

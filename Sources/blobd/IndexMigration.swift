@@ -23,6 +23,17 @@ public struct MigrationReport: Sendable {
     public var settings = 0
     /// Events not yet delivered.
     public var events = 0
+    /// Keys made at run time or by a bootstrap file (a revoked key is gone already), and how
+    /// many of them were new.
+    public var keys = 0
+    public var keysAdded = 0
+    /// Share links, and how many of them were new.
+    public var shares = 0
+    public var sharesAdded = 0
+    /// Access settings not tied to a bucket (the anonymous grants).
+    public var accessSettings = 0
+    /// Replaced or deleted versions whose files were still waiting to be reclaimed.
+    public var garbage = 0
     /// True if stopped before the end (`shouldStop`): run it again to go on.
     public var interrupted = false
 }
@@ -35,8 +46,10 @@ extension BlobStore {
     /// every bucket with its settings, blob record (version, digests, ETag parts, metadata,
     /// Object Lock), noncurrent version and delete marker (in their order, with their locks),
     /// tus upload (offset, hash state, attributes, owner), unfinished multipart upload with its
-    /// owner and parts, and event not yet delivered. The files stay where they are. Offline: it
-    /// holds the data directory's lock throughout.
+    /// owner and parts, event not yet delivered, key (made at run time or by a bootstrap file,
+    /// with its grants, expiry, token hash and S3 secret), share link (with its download
+    /// count), the anonymous grants and the versions still waiting to be reclaimed. The files
+    /// stay where they are. Offline: it holds the data directory's lock throughout.
     ///
     /// Safe to stop (`shouldStop`, checked between batches of 500) and to run again: what the
     /// database has already is kept, and nothing is added twice. At the end the SQLite index is
@@ -61,11 +74,13 @@ extension BlobStore {
             _ = try target.importSettings(settings)
             report.settings = settings.count
             guard try migrateBlobs(store, to: target, report: &report, progress: progress, shouldStop: shouldStop),
-                  try migrateVersions(source, to: target, report: &report, shouldStop: shouldStop) else {
+                  try migrateVersions(source, to: target, report: &report, shouldStop: shouldStop),
+                  try migrateAccess(source, to: target, report: &report, shouldStop: shouldStop) else {
                 report.interrupted = true
                 return report
             }
             try migrateUploadsAndEvents(source, to: target, report: &report)
+            try migrateGarbage(source, to: target, report: &report)
             store.markStoppedCleanly()
         }
         // The store is closed (its SQLite connections with it): retire the single-node index.
@@ -127,6 +142,50 @@ extension BlobStore {
             _ = try target.importEvents(page)
             report.events += page.count
             after = last.id
+        }
+    }
+    /// Every key, then every share link (which borrow their creators' grants), each in batches
+    /// of 500 in id order, and the anonymous grants; a row the database has already is kept as
+    /// it is there. False if stopped.
+    private static func migrateAccess(_ source: SQLiteBlobIndex, to target: PostgresBlobIndex, report: inout MigrationReport,
+                                      shouldStop: () -> Bool) throws(StoreError) -> Bool {
+        var after = ""
+        while true {
+            if shouldStop() { return false }
+            let page = try source.exportKeys(after: after, limit: 500)
+            guard let last = page.last else { break }
+            report.keysAdded += try target.importKeys(page.keys)
+            report.keys += page.keys.count
+            after = last
+        }
+        after = ""
+        while true {
+            if shouldStop() { return false }
+            let page = try source.exportShares(after: after, limit: 500)
+            guard let last = page.last else { break }
+            report.sharesAdded += try target.importShares(page.shares)
+            report.shares += page.shares.count
+            after = last
+        }
+        let settings = try source.exportAccessSettings()
+        _ = try target.importAccessSettings(settings)
+        report.accessSettings = settings.count
+        return true
+    }
+
+    /// The versions whose files still wait to be reclaimed (opening the store has unlinked
+    /// those a crash left, so normally none), in batches of 500: in the cluster a node reclaims
+    /// them after the grace period. A version the index still names is no garbage.
+    private static func migrateGarbage(_ source: SQLiteBlobIndex, to target: PostgresBlobIndex,
+                                       report: inout MigrationReport) throws(StoreError) {
+        var versions: [String] = []
+        for version in try source.garbage() where try !source.containsVersion(version) { versions.append(version) }
+        var start = 0
+        while start < versions.count {
+            let batch = Array(versions[start..<min(start + 500, versions.count)])
+            _ = try target.importGarbage(batch)
+            report.garbage += batch.count
+            start += batch.count
         }
     }
 }

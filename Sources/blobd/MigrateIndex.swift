@@ -11,7 +11,8 @@ struct MigrateIndex: ParsableCommand {
         abstract: "Move a single-node data directory's index into PostgreSQL, for a cluster.",
         discussion: """
             Offline: stop blobd first. Keeps every blob, ETag, digest, metadata, version, delete marker, Object Lock, \
-            bucket with its settings, unfinished upload and pending event; the files stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \
+            bucket with its settings, unfinished upload, pending event, key made by the API or a bootstrap file (its \
+            secrets and grants), share link (its download count) and the anonymous grants; the files stay where they are. Shows progress on stderr; Ctrl-C stops it cleanly, and running it again goes on where it \
             stopped. At the end the SQLite index is renamed index.sqlite.migrated; then start the nodes with --index.
             """)
 
@@ -43,7 +44,9 @@ struct MigrateIndex: ParsableCommand {
         print("migrated \(report.blobs) blobs (\(ProgressReporter.bytes(report.bytes)); \(report.added) new in the database, "
               + "\(report.blobs - report.added) there already), \(report.versions) noncurrent versions and delete markers "
               + "(\(report.versionsAdded) new), \(report.buckets) buckets, \(report.settings) bucket settings, "
-              + "\(report.uploads) tus uploads, \(report.multipartUploads) multipart uploads, \(report.events) pending events "
+              + "\(report.uploads) tus uploads, \(report.multipartUploads) multipart uploads, \(report.events) pending events, "
+              + "\(report.keys) keys (\(report.keysAdded) new), \(report.shares) share links (\(report.sharesAdded) new), "
+              + "\(report.accessSettings) anonymous grant settings, \(report.garbage) versions to reclaim "
               + "to \(PostgresPool.redacted(to))")
         print("next: start every node with --index \(PostgresPool.redacted(to)) --data-dir \(directory) --node-id NAME")
     }

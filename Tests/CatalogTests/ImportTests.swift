@@ -92,5 +92,68 @@ extension CatalogConformance {
             let ids = try target.pendingEvents(after: nil, limit: 100).events.map(\.id)
             #expect(ids.count == 3 && ids[2] > ids[1], "a new event sorts after the moved ones: \(ids)")
         }
+
+        /// Keys (made at run time, expired, or by a bootstrap file), share links with their
+        /// download counts, the anonymous grants and the versions waiting to be reclaimed read
+        /// back from PostgreSQL as SQLite held them; a revoked key and its links stay gone; a row
+        /// the database had already is kept as it was there; importing again adds nothing, and
+        /// the bootstrap file applied again at start updates its key in place.
+        @Test func keysSharesAnonymousGrantsAndGarbageImportOnce() throws {
+            let source = try SQLiteBlobIndex(path: try CatalogRun.newDirectory() + "/index.sqlite")
+            let ci = try Access.key("ci", grants: "write:artifacts", source: .bootstrap)
+            let plan = BootstrapPlan(buckets: [Bucket(name: "artifacts", created: 7)], keys: [ci],
+                                     anonymous: try Grants(parsing: "read:artifacts/public/*"))
+            try source.applyBootstrap(plan)
+            let keys = try ["app", "gone", "late", "old"].map { name in
+                try Access.key(name, grants: "read:photos,share:photos", expires: name == "late" ? 1 : nil)
+            }
+            for key in keys { try source.insertKey(key) }
+            let shares = [ShareRecord(id: "s-app", creator: "key:k-app", target: Array("photos/a".utf8), isPrefix: false, allow: .read,
+                                      created: 5, expires: 9_999_999_999, maxDownloads: 3, downloads: 2),
+                          ShareRecord(id: "s-gone", creator: "key:k-gone", target: Array("photos/".utf8), isPrefix: true, allow: .upload,
+                                      created: 6),
+                          ShareRecord(id: "s-token", creator: "token:ab", target: [0x62, 0x2F, 0xFF], isPrefix: true, allow: .read,
+                                      created: 7, downloads: 4)]
+            for share in shares { try source.insertShare(share) }
+            try source.revokeKey("k-gone")
+            try source.pool.write { db in for version in ["g1", "g2"] { try SQLiteBlobIndex.addGarbage(version, in: db) } }
+
+            let exported = try source.exportKeys(after: "", limit: 2)
+            let rest = try source.exportKeys(after: try #require(exported.last), limit: 100)
+            #expect(exported.keys == [keys[0], ci] && rest.keys == [keys[2], keys[3]])
+            #expect(try source.exportKeys(after: try #require(rest.last), limit: 100).last == nil)
+            let links = try source.exportShares(after: "", limit: 100)
+            #expect(links.shares == [shares[0], shares[2]])
+            #expect(try source.exportAccessSettings().map(\.name) == ["anonymous"])
+
+            let target = try PostgresBlobIndex(url: try TestPostgres.running().freshURL(), connections: 4)
+            // Already in the database: a share link with its own count, and a key holding the
+            // access key id of one being moved (which the database keeps).
+            var counted = shares[2]
+            counted.downloads = 5
+            try target.insertShare(counted)
+            var taken = try Access.key("other")
+            taken.accessKeyID = "AKOLD"
+            try target.insertKey(taken)
+            for round in 0..<2 {
+                let version = try target.accessVersion()
+                #expect(try target.importKeys(exported.keys) + target.importKeys(rest.keys) == (round == 0 ? 3 : 0))
+                #expect(try target.importShares(links.shares) == (round == 0 ? 1 : 0))
+                #expect(try target.importAccessSettings(try source.exportAccessSettings()) == (round == 0 ? 1 : 0))
+                #expect(try target.importGarbage(try source.garbage()) == (round == 0 ? 2 : 0))
+                #expect(try (target.accessVersion() > version) == (round == 0), "running nodes load the new keys")
+                #expect(try target.keys() == [keys[0], ci, keys[2], taken], "the database's own key keeps its access key id")
+                #expect(try target.share("s-app") == shares[0])
+                #expect(try target.share("s-token") == counted, "the database's count is kept")
+                #expect(try target.share("s-gone") == nil)
+                #expect(try target.anonymousGrants() == plan.anonymous)
+                #expect(Set(try target.garbage()) == ["g1", "g2"])
+                #expect(try target.isGarbage("g1"))
+            }
+            #expect(try target.countDownload("s-app"))
+            #expect(try !target.countDownload("s-app"), "3 downloads at most, 2 made before")
+            try target.applyBootstrap(plan)
+            #expect(try target.keys().filter { $0.source == .bootstrap } == [ci], "the bootstrap key is updated in place")
+        }
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 /// `blobd migrate-index` with versions (issue 25): a single node's versioned and locked buckets
 /// on SQLite, moved to PostgreSQL (and moved again, which adds nothing), then served from
-/// PostgreSQL with the same versions, bytes, locks, bucket settings and pending events.
+/// PostgreSQL with the same versions, bytes, locks, bucket settings and pending events, and the
+/// same keys made at run time (a revoked one still refused) and share links.
 @Suite(.serialized, .enabled(if: PostgresServer.isInstalled, "PostgreSQL 15 is installed by make deps"))
 struct MigrateVersionsTests {
     @Test func versionsAndLocksMoveToPostgres() throws {
@@ -29,7 +30,8 @@ struct MigrateVersionsTests {
         let first = try run(blobdExecutable(), ["migrate-index", "--data-dir", dataDir, "--to", postgres.url])
         let summary = String(decoding: first.stdout, as: UTF8.self)
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(summary.contains("8 noncurrent versions and delete markers (8 new), 3 buckets, 6 bucket settings, 0 tus uploads, 0 multipart uploads, 2 pending events"), "\(summary)")
+        #expect(summary.contains("8 noncurrent versions and delete markers (8 new), 3 buckets, 6 bucket settings, 0 tus uploads, 0 multipart uploads, 2 pending events, "
+                + "1 keys (1 new), 1 share links (1 new), 0 anonymous grant settings"), "\(summary)")
         // Run again over the same index (as after an interruption): nothing is added twice.
         for suffix in ["", "-wal", "-shm"] {
             try? FileManager.default.moveItem(atPath: dataDir + "/index.sqlite.migrated" + suffix, toPath: dataDir + "/index.sqlite" + suffix)
@@ -37,7 +39,8 @@ struct MigrateVersionsTests {
         try FileManager.default.removeItem(atPath: dataDir + "/nodes")
         let again = try run(blobdExecutable(), ["migrate-index", "--data-dir", dataDir, "--to", postgres.url])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(String(decoding: again.stdout, as: UTF8.self).contains("8 noncurrent versions and delete markers (0 new)"),
+        #expect(String(decoding: again.stdout, as: UTF8.self).contains("8 noncurrent versions and delete markers (0 new)")
+                && String(decoding: again.stdout, as: UTF8.self).contains("1 keys (0 new), 1 share links (0 new)"),
                 "\(String(decoding: again.stdout, as: UTF8.self))")
 
         let node = try BlobdProcess(["--index", postgres.url, "--node-id", "a"] + serve, dataDir: dataDir)
@@ -108,7 +111,22 @@ struct MigrateVersionsTests {
         admin.put_object(Bucket="susp", Key="s", Body=b"versioned")
         admin.put_bucket_versioning(Bucket="susp", VersioningConfiguration={"Status": "Suspended"})
         admin.put_object(Bucket="susp", Key="s", Body=b"null again")
+        # A key made at run time with a share link of its own, and a revoked one.
+        def make_key(name, grants):
+            status, body = curl("POST", "/v1/admin/keys", "admin", json.dumps({"name": name, "grants": grants}).encode(),
+                                ["Content-Type: application/json"])
+            check(status == 201, "key %s: %r" % (name, body))
+            return json.loads(body)
+        app = make_key("app", ["read:plain", "write:plain/app/*", "share:plain"])
+        gone = make_key("gone", ["read"])
+        status, body = curl("POST", "/v1/shares", app["token"], json.dumps({"key": "plain/p", "allow": "read", "max_downloads": 5}).encode(),
+                        ["Content-Type: application/json"])
+        check(status == 201, "share: %r" % body)
+        link = json.loads(body)["id"]
+        check(curl("GET", "/s/" + link)[0] == 200, "the link works")
+        check(curl("DELETE", "/v1/admin/keys/" + gone["id"], "admin")[0] == 204, "revoked")
         before = {b: state(b) for b in buckets}
+        before["keys"] = {"app": app, "gone": gone, "link": link}
         before["events"] = events()
         check(len(before["events"]) == 2, "two events pending: %r" % before["events"])
         check(len(before["vault"]["listed"]) == 7 and len(before["plain"]["listed"]) == 2, "the versions: %r" % before)
@@ -117,7 +135,9 @@ struct MigrateVersionsTests {
         """
 
     /// On PostgreSQL: the same state; the locked versions still refuse removal, an unlocked
-    /// one goes, and new versions go on after the moved ones.
+    /// one goes, and new versions go on after the moved ones; the key made at run time works
+    /// with its secret and token and within its grants, the revoked one stays refused, and the
+    /// share link downloads.
     static let compare = """
         before = json.load(open(os.environ["STATE"]))
         for b in buckets:
@@ -141,6 +161,18 @@ struct MigrateVersionsTests {
         newer = admin.put_object(Bucket="plain", Key="p", Body=b"plain 2")["VersionId"]
         _, entries = versions("plain")
         check([e[1] for e in entries][0] == newer and len(entries) == 3, "the new version is the latest: %r" % entries)
+        app, revoked = before["keys"]["app"], before["keys"]["gone"]
+        client = s3(app["access_key_id"], app["secret_access_key"])
+        check(client.get_object(Bucket="plain", Key="p")["Body"].read() == b"plain 2", "the moved key reads with SigV4")
+        client.put_object(Bucket="plain", Key="app/new", Body=b"from the app")
+        check(code(lambda: client.put_object(Bucket="plain", Key="other", Body=b"x")) == ("AccessDenied", 403), "outside its grants")
+        check(code(lambda: client.get_object(Bucket="vault", Key="k")) == ("AccessDenied", 403), "another bucket")
+        check(curl("GET", "/v1/blobs/plain/app/new", app["token"])[1] == b"from the app", "its bearer token")
+        check(curl("GET", "/v1/blobs/vault/k", app["token"])[0] == 403, "its bearer token, outside its grants")
+        check(code(lambda: s3(revoked["access_key_id"], revoked["secret_access_key"]).list_buckets()) == ("InvalidAccessKeyId", 403),
+              "the revoked key stays refused")
+        check(curl("GET", "/v1/blobs/plain/p", revoked["token"])[0] == 401, "its token too")
+        check(curl("GET", "/s/" + before["keys"]["link"]) == (200, b"plain 2"), "the share link still downloads")
 
         """
 }
