@@ -5,6 +5,7 @@ import requests
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, ADMIN, READER = os.environ["BASE"], os.environ["ADMIN"], os.environ["READER"]
@@ -40,7 +41,9 @@ def browser():
 
 def wait(driver, condition, what, timeout=30):
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: condition(d))
+        # An element the page re-rendered between finding it and reading it is stale: look again.
+        return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                             ignored_exceptions=[StaleElementReferenceException]).until(lambda d: condition(d))
     except Exception:
         raise AssertionError(f"timed out: {what}")
 
