@@ -66,9 +66,11 @@ public final class HTTPConnection {
     /// Sends `requests` together and reads their answers in order (HTTP/1.1 pipelining, RFC
     /// 9112 §9.3.2): one write and a few reads for all of them, where `send` takes a round trip
     /// each. Each answer must come within `timeout` of the one before, and all before `until`.
-    /// A server that closes the connection after an answer (`Connection: close`, HTTP/1.0, or
-    /// without saying) has not taken the requests after it: they go again on a new
-    /// connection, and this connection sends one request at a time from then on. Every request
+    /// Requests go one at a time until the server has answered one in a way that keeps the
+    /// connection open. A server that closes the connection after an answer (`Connection:
+    /// close`, HTTP/1.0, or without saying) has not taken the requests after it: they go again
+    /// on a new connection, one at a time from then on (its kernel may even reset the
+    /// connection and lose the answer, when more was sent than it read). Every request
     /// gets a result, in order; after a failure (no answer in time, a malformed answer, a
     /// connection refused) the rest get the same error. A request may thus be received twice,
     /// as with `send`; the caller must tolerate that (RFC 9112 allows pipelining non-idempotent
@@ -78,16 +80,21 @@ public final class HTTPConnection {
         while results.count < requests.count {
             let before = results.count
             let wasKept = socket.map { !Self.isClosedByPeer($0) } ?? false
+            let depth = oneAtATime ? 1 : requests.count - before
             do throws(HTTPClientError) {
-                try pipelineOnce(requests[before..<min(requests.count, before + (oneAtATime ? 1 : requests.count))],
-                                 until: until, into: &results)
+                try pipelineOnce(requests[before..<(before + depth)], until: until, into: &results)
             } catch {
                 close()
-                // Nothing answered on a new connection: the server cannot take these now.
-                let retryable: Bool = switch error {
-                case .send, .receive, .closedEarly: wasKept || results.count > before
+                let lost: Bool = switch error {
+                case .send, .receive, .closedEarly: true
                 default: false
                 }
+                // A server that closes after one answer with more requests unread makes its
+                // kernel reset the connection, which may take the answer with it: from now on
+                // one at a time. Otherwise only a kept connection, or one that answered
+                // something, is worth another: nothing answered on a new one is a failure.
+                let retryable = lost && (wasKept || results.count > before || depth > 1)
+                if lost && depth > 1 { oneAtATime = true }
                 if !retryable {
                     while results.count < requests.count { results.append(.failure(error)) }
                 }
@@ -96,8 +103,10 @@ public final class HTTPConnection {
         return results
     }
 
-    /// True once a server closed a connection with pipelined requests still unanswered.
-    private var oneAtATime = false
+    /// Whether requests go one at a time: until the server has shown that it keeps a
+    /// connection open (an HTTP/1.1 answer without `Connection: close`), and again once it
+    /// closed one with pipelined requests unanswered.
+    private var oneAtATime = true
 
     /// Sends `batch` on the kept (or a new) connection and appends the answers it gets, until
     /// the server closes the connection after one of them.
@@ -116,14 +125,15 @@ public final class HTTPConnection {
         let bytes = batch.flatMap { HTTPClient.request($0.method, url: url, $0.path, headers: $0.headers, body: $0.body) }
         try HTTPClient.sendAll(bytes, on: connection, deadline: next(), timeout: timeout)
         var reader = ResponseReader(socket: connection, deadline: next(), timeout: timeout)
-        for (index, request) in zip(batch.indices, batch) {
+        for request in batch {
             results.append(.success(try reader.response(isHead: request.method == "HEAD", limit: limit)))
             reader.deadline = next()
             guard reader.lastLeavesOpen else {
-                if index < batch.index(before: batch.endIndex) { oneAtATime = true }
+                oneAtATime = true
                 close()
                 return
             }
+            oneAtATime = false
         }
         if reader.hasUnreadBytes { close() }
     }

@@ -30,6 +30,11 @@ import Testing
                 body = ("%d %s" % (count, path)).encode()
                 if path == "/close":
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
+                elif path == "/once":
+                    # As http.server's default handler: HTTP/1.0, one request a connection,
+                    # closed with whatever else was sent still unread (the kernel resets it).
+                    conn.sendall(b"HTTP/1.0 200 OK\\r\\n\\r\\n" + body)
+                    break
                 elif path == "/old":
                     conn.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
                 elif path == "/eof":
@@ -154,5 +159,18 @@ import Testing
         stop(server)
         let results = answers(connection, ["/a", "/b", "/c"])
         #expect(results.count == 3 && results.allSatisfy { $0.hasPrefix("error") && $0.contains("cannot connect") }, "\(results)")
+    }
+
+    /// A server that answers one request a connection and closes with the rest unread (its
+    /// kernel resets the connection, maybe before the answer is read): every request still gets
+    /// its answer, one connection each, and the connection never pipelines to it again.
+    @Test func pipelineToAServerOfOneRequestAConnection() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        let requests = (1...12).map { _ in HTTPConnection.Request("POST", "/once", headers: [], body: Array(repeating: 0x61, count: 16 * 1024)) }
+        let first = connection.pipeline(requests, until: .now + .seconds(20)).map { try? $0.get().status }
+        #expect(first == Array(repeating: 200, count: 12), "\(first)")
+        let again = connection.pipeline(Array(requests.prefix(3)), until: .now + .seconds(20)).map { try? $0.get().status }
+        #expect(again == [200, 200, 200])
     }
 }
