@@ -2,7 +2,7 @@ import HTTPCore
 import MicroHTTPD
 
 /// The web page at `/ui/` (`--no-ui` turns it off): HTML, CSS and JavaScript embedded in the
-/// binary (`UIAssets.generated.swift`, made from `ui/` by `tools/embed-ui.py`), nothing read
+/// binary (`UIAssets/`, made from `ui/` by `tools/embed-ui.py`), nothing read
 /// from disk or fetched from elsewhere. The page needs no credential to load; every API call it
 /// makes carries the token the user logs in with.
 public struct WebUI: Sendable {

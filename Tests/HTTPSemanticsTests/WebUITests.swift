@@ -76,7 +76,7 @@ import Testing
         #expect(try server.v1.get("/healthz").status == 200)
     }
 
-    /// Sources/BlobAPIv1/UIAssets.generated.swift is what tools/embed-ui.py makes of ui/.
+    /// Sources/BlobAPIv1/UIAssets/ and UIAssets.generated.swift are what tools/embed-ui.py makes of ui/.
     @Test func generatedFileIsCurrent() throws {
         let root = Self.folder.deletingLastPathComponent().path
         let result = try run("/usr/bin/env", ["python3", root + "/tools/embed-ui.py", "--check"])
