@@ -11,13 +11,13 @@ and 64 for GET, as bench/run does. Report: bench/results/grants.md, with the gra
 (goal 0.95). blobd is stopped by PID; every wait is bounded, and the whole run by --time-budget.
 """
 
-import argparse, json, os, re, statistics, subprocess, sys, time
+import argparse, json, os, statistics, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import BenchError, left, logger, run  # noqa: E402
+from harness import Blobd, logger, run, wrk  # noqa: E402
 
 KEYS, GRANTS, CLIENT = 1000, 10, 500
 GOAL = 0.95
@@ -36,44 +36,6 @@ def bootstrap_file(path):
                      "access_key_id": f"BENCHKEY{n:06d}", "secret_access_key": f"bench-secret-{n:06d}"})
     with open(path, "w") as f:
         json.dump({"buckets": [{"name": "bench"}], "keys": keys}, f)
-
-
-class Blobd:
-    def __init__(self, name, binary, work, extra):
-        self.name, self.binary, self.extra = name, binary, extra
-        self.data, self.err = os.path.join(work, name + "-data"), os.path.join(work, name + ".stderr.log")
-        self.proc, self.port = None, None
-
-    def start(self):
-        argv = [self.binary, "--data-dir", self.data, "--listen", "127.0.0.1:0", "--log-level", "warning"] + self.extra
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            m = re.search(r"blobd listening on http://127\.0\.0\.1:(\d+)", open(self.err, errors="replace").read())
-            if m:
-                self.port = int(m.group(1))
-                return
-            time.sleep(0.05)
-        raise BenchError(f"{self.name} did not start; see {self.err}")
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            harness.stop(self.proc)
-
-
-def wrk(args, script, url, connections, headers, script_args=()):
-    argv = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{args.duration}s", "--timeout", "5s", "-s", script]
-    for h in headers:
-        argv += ["-H", h]
-    argv += [url]
-    if script_args:
-        argv += ["--"] + [str(a) for a in script_args]
-    out = run(argv, want=args.duration + 30, check=True, cwd=HERE).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if bad:
-        raise BenchError(f"{url}: {bad.group(1)} answers outside 2xx/3xx")
-    return rps
 
 
 def main():

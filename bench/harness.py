@@ -1,6 +1,8 @@
-"""What bench/s3bench.py and bench/cluster.py share: a time budget that every command they run
-stays within (so a run stops itself), log lines, one timed curl request, and the CPU meter."""
+"""What the benchmarks share: a time budget that every command they run stays within (so a run
+stops itself), log lines, one timed curl request, the CPU meter, a blobd on its own data
+directory, and a wrk run."""
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -162,3 +164,44 @@ def guarded(workloads, cleanup, log):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         cleanup()
     return None
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Blobd:
+    def __init__(self, name, binary, work, extra):
+        self.name, self.binary, self.extra = name, binary, extra
+        self.data, self.err = os.path.join(work, name + "-data"), os.path.join(work, name + ".stderr.log")
+        self.proc, self.port = None, None
+
+    def start(self):
+        argv = [self.binary, "--data-dir", self.data, "--listen", "127.0.0.1:0", "--log-level", "warning"] + self.extra
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            m = re.search(r"blobd listening on http://127\.0\.0\.1:(\d+)", open(self.err, errors="replace").read())
+            if m:
+                self.port = int(m.group(1))
+                return
+            time.sleep(0.05)
+        raise BenchError(f"{self.name} did not start; see {self.err}")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            stop(self.proc)
+
+
+def wrk(args, script, url, connections, headers, script_args=()):
+    argv = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{args.duration}s", "--timeout", "5s", "-s", script]
+    for h in headers:
+        argv += ["-H", h]
+    argv += [url]
+    if script_args:
+        argv += ["--"] + [str(a) for a in script_args]
+    out = run(argv, want=args.duration + 30, check=True, cwd=HERE).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if bad:
+        raise BenchError(f"{url}: {bad.group(1)} answers outside 2xx/3xx")
+    return rps

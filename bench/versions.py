@@ -17,8 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import BenchError, logger, run  # noqa: E402
-from grants import wrk  # noqa: E402
+from harness import BenchError, logger, run, wrk  # noqa: E402
 
 GOAL = 0.9
 log = logger("versions")
