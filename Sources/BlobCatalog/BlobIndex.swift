@@ -90,12 +90,7 @@ public struct CommitRequest: Sendable, Equatable {
         self.completingUpload = completingUpload
         self.condition = condition
         self.events = events
-        if let events {
-            let millis = Int64(Date().timeIntervalSince1970 * 1000)
-            messages = events.targets.map { events.payload(for: record, target: $0, sequencer: nil, millis: millis) }
-        } else {
-            messages = []
-        }
+        messages = events?.messages(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000)) ?? []
     }
 }
 

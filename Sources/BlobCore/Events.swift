@@ -43,6 +43,12 @@ public struct EventDraft: Sendable, Equatable {
 
     /// The S3 event message (`{"Records": [...]}`) reporting `record` (stored, or removed for
     /// `ObjectRemoved:*`) to `target`, at `millis` since the epoch; `sequencer` grows per key.
+    /// The message for each of `targets`, in order, with an empty sequencer: the catalog fills
+    /// it in from the event's id when it reads the row (`EventJSON.fillingSequencer`).
+    public func messages(for record: BlobRecord, millis: Int64) -> [String] {
+        targets.map { payload(for: record, target: $0, sequencer: nil, millis: millis) }
+    }
+
     /// Without a `sequencer` the message has an empty one, for `EventJSON.fillingSequencer`.
     public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64?, millis: Int64) -> String {
         let raw = record.key.rawValue

@@ -19,13 +19,11 @@ extension PostgresBlobIndex: EventOutbox {
     /// One row per target of `draft`, in the caller's transaction, after the key's row is
     /// locked: the id drawn at the insert (the message's sequencer, filled in when the row is
     /// read) grows per key. `messages` are the draft's, rendered already, if it has them.
-    static func insertEvents(_ draft: EventDraft, messages: [String] = [], for record: BlobRecord,
+    static func insertEvents(_ draft: EventDraft, messages: [String]? = nil, for record: BlobRecord,
                              in connection: PostgresConnection) throws(PostgresError) {
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
-        for (index, target) in draft.targets.enumerated() {
-            let payload = messages.count == draft.targets.count ? messages[index]
-                : draft.payload(for: record, target: target, sequencer: nil, millis: millis)
+        for (target, payload) in zip(draft.targets, messages ?? draft.messages(for: record, millis: millis)) {
             try connection.execute("""
                 INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES ($1, $2, $3, $4, $5, $6, $6)
                 """, [.text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name), .text(payload), .int(millis)])

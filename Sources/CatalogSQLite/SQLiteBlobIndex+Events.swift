@@ -19,12 +19,10 @@ extension SQLiteBlobIndex: EventOutbox {
     /// comes from AUTOINCREMENT at the insert, so the payload is kept with an empty sequencer
     /// that reading the row fills in with it (`event(from:)`).
     /// `messages` are the draft's, rendered already (`CommitRequest.messages`), if it has them.
-    static func insertEvents(_ draft: EventDraft, messages: [String] = [], for record: BlobRecord, in db: Database) throws {
+    static func insertEvents(_ draft: EventDraft, messages: [String]? = nil, for record: BlobRecord, in db: Database) throws {
         let millis = Int64(Date().timeIntervalSince1970 * 1000)
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
-        for (index, target) in draft.targets.enumerated() {
-            let payload = messages.count == draft.targets.count ? messages[index]
-                : draft.payload(for: record, target: target, sequencer: nil, millis: millis)
+        for (target, payload) in zip(draft.targets, messages ?? draft.messages(for: record, millis: millis)) {
             try db.cachedStatement(sql: """
                 INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [target.target, bucket, Data(record.key.bytes), draft.name, payload, millis, millis])

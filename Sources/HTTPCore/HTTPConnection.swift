@@ -32,20 +32,11 @@ public final class HTTPConnection {
     /// Whether a connection is open for the next request.
     public var isOpen: Bool { socket != nil }
 
+    /// One request and its answer, within `timeout`: a pipeline of one.
     public func send(_ method: String, _ path: String, headers: [(String, String)], body: [UInt8]?) throws(HTTPClientError) -> HTTPClientResponse {
-        let request = HTTPClient.request(method, url: url, path, headers: headers, body: body)
-        let deadline = HTTPClient.deadline(after: timeout)
-        if let socket, Self.isClosedByPeer(socket) { close() }
-        if let kept = socket {
-            do {
-                return try exchange(request, on: kept, isHead: method == "HEAD", deadline: deadline)
-            } catch .send(_), .receive(_), .closedEarly {
-                // The server let the kept connection go while the request was on its way.
-            }
-        }
-        let fresh = try HTTPClient.connect(url, deadline: deadline, timeout: timeout)
-        socket = fresh
-        return try exchange(request, on: fresh, isHead: method == "HEAD", deadline: deadline)
+        let results = pipeline([Request(method, path, headers: headers, body: body)], until: HTTPClient.deadline(after: timeout))
+        guard let result = results.first else { throw .closedEarly }
+        return try result.get()
     }
 
     /// One request of a pipeline.
@@ -142,22 +133,6 @@ public final class HTTPConnection {
     public func close() {
         socket?.close()
         socket = nil
-    }
-
-    /// One request and its answer on `socket`, which is closed afterwards unless the answer
-    /// leaves it open for another.
-    private func exchange(_ request: [UInt8], on socket: FileDescriptor, isHead: Bool,
-                          deadline: ContinuousClock.Instant) throws(HTTPClientError) -> HTTPClientResponse {
-        do {
-            try HTTPClient.sendAll(request, on: socket, deadline: deadline, timeout: timeout)
-            var reader = ResponseReader(socket: socket, deadline: deadline, timeout: timeout)
-            let response = try reader.response(isHead: isHead, limit: limit)
-            if !reader.lastLeavesOpen || reader.hasUnreadBytes { close() }
-            return response
-        } catch {
-            close()
-            throw error
-        }
     }
 
     /// A kept connection that reads as ready before a request was sent: the server closed it
