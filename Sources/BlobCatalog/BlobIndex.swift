@@ -79,10 +79,9 @@ public struct CommitRequest: Sendable, Equatable {
     /// The events reporting this commit, written to the outbox in its transaction when it
     /// succeeds (`EventOutbox`); nil when no subscription matches.
     public let events: EventDraft?
-    /// The messages of `events`, one per target, rendered when the request is made (on the
-    /// request's thread rather than in the commit's transaction, which one thread runs for a
-    /// whole batch), with an empty sequencer for the catalog to fill in from the event's id.
-    public let messages: [String]
+    /// The facts of `events`, one per target, made when the request is made (on the request's
+    /// thread rather than in the commit's transaction, which one thread runs for a whole batch).
+    public let facts: [EventFacts]
 
     /// A request to store `record` if `condition` holds, completing `completingUpload`.
     public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil) {
@@ -90,7 +89,7 @@ public struct CommitRequest: Sendable, Equatable {
         self.completingUpload = completingUpload
         self.condition = condition
         self.events = events
-        messages = events?.messages(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000)) ?? []
+        facts = events?.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000)) ?? []
     }
 }
 

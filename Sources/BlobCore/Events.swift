@@ -12,9 +12,9 @@ public struct EventTarget: Sendable, Hashable {
 }
 
 /// What the HTTP layer knows of an event before the catalog commits the change it reports: the
-/// targets whose subscriptions match, the event's name and who asked. The catalog renders the
-/// payload (`payload(for:...)`) inside the transaction that makes the change, with the record it
-/// stored or removed and a sequencer, and writes one outbox row per target. A request that
+/// targets whose subscriptions match, the event's name and who asked. With the record stored or
+/// removed it makes the facts of each target's event (`facts(for:millis:)`), which the catalog
+/// writes as one outbox row per target in the transaction that makes the change. A request that
 /// matches no subscription carries no draft, and writes nothing more.
 public struct EventDraft: Sendable, Equatable {
     /// S3's name without `s3:`: `ObjectCreated:Put`, `ObjectRemoved:Delete`, ...
@@ -41,67 +41,24 @@ public struct EventDraft: Sendable, Equatable {
         self.region = region
     }
 
-    /// The S3 event message (`{"Records": [...]}`) reporting `record` (stored, or removed for
-    /// `ObjectRemoved:*`) to `target`, at `millis` since the epoch; `sequencer` grows per key.
-    /// The message for each of `targets`, in order, with an empty sequencer: the catalog fills
-    /// it in from the event's id when it reads the row (`EventJSON.fillingSequencer`).
-    public func messages(for record: BlobRecord, millis: Int64) -> [String] {
-        targets.map { payload(for: record, target: $0, sequencer: nil, millis: millis) }
+    /// What each of `targets` is told about `record` (stored, or removed for `ObjectRemoved:*`)
+    /// at `millis` since the epoch: cheap to make (no rendering), so that a commit can store it
+    /// and the delivery render the message (`EventFacts.message(sequencer:)`).
+    public func facts(for record: BlobRecord, millis: Int64) -> [EventFacts] {
+        let tag = name.hasPrefix("ObjectRemoved") ? "" : WriteCondition.TagScheme.content.tag(of: record)
+        return targets.map { target in
+            EventFacts(name: name, principal: principal, requestID: requestID, sourceIP: sourceIP, dialect: dialect, node: node,
+                       region: region, configurationID: target.configurationID, key: record.key.rawValue, size: record.size,
+                       eTag: tag, sha256: record.sha256, version: record.version, versioned: record.versioned, millis: millis)
+        }
     }
 
-    /// Without a `sequencer` the message has an empty one, for `EventJSON.fillingSequencer`.
+    /// The S3 event message (`{"Records": [...]}`) reporting `record` to `target`, at `millis`
+    /// since the epoch; `sequencer` grows per key (without one the message has an empty one).
     public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64?, millis: Int64) -> String {
-        let raw = record.key.rawValue
-        let slash = raw.firstIndex(of: "/")
-        let bucket = slash.map { String(raw[..<$0]) } ?? raw
-        let objectKey = slash.map { String(raw[raw.index(after: $0)...]) } ?? ""
-        // Written straight into one buffer: this runs in every commit that reports an event.
-        var json = JSONBytes(capacity: 1024)
-        json.raw("{\"Records\":[{\"eventVersion\":\"2.1\",\"eventSource\":\"blobd:s3\",\"awsRegion\":")
-        json.string(region)
-        json.raw(",\"eventTime\":")
-        json.string(EventJSON.isoTime(millis: millis))
-        json.raw(",\"eventName\":")
-        json.string(name)
-        json.raw(",\"userIdentity\":{\"principalId\":")
-        json.string(principal)
-        json.raw("},\"requestParameters\":{\"sourceIPAddress\":")
-        json.string(sourceIP)
-        json.raw("},\"responseElements\":{\"x-amz-request-id\":")
-        json.string(requestID)
-        json.raw(",\"x-amz-id-2\":")
-        json.string(node)
-        json.raw("},\"s3\":{\"s3SchemaVersion\":\"1.0\",\"configurationId\":")
-        json.string(target.configurationID)
-        json.raw(",\"bucket\":{\"name\":")
-        json.string(bucket)
-        json.raw(",\"ownerIdentity\":{\"principalId\":\"blobd\"},\"arn\":")
-        json.string("arn:aws:s3:::" + bucket)
-        json.raw("},\"object\":{\"key\":")
-        json.string(EventJSON.s3KeyEncoding(objectKey))
-        if !name.hasPrefix("ObjectRemoved") {
-            json.raw(",\"size\":")
-            json.raw(String(record.size))
-            json.raw(",\"eTag\":")
-            json.string(WriteCondition.TagScheme.content.tag(of: record))
-        }
-        // A version written while its bucket's versioning was enabled (a delete marker too) is named.
-        if record.versioned {
-            json.raw(",\"versionId\":")
-            json.string(record.version)
-        }
-        json.raw(",\"sequencer\":")
-        json.string(sequencer.map(EventJSON.sequencer) ?? "")
-        json.raw("}},\"blobd\":{\"sha256\":")
-        json.string(hex(record.sha256))
-        json.raw(",\"dialect\":")
-        json.string(dialect)
-        json.raw(",\"node\":")
-        json.string(node)
-        json.raw(",\"version\":")
-        json.string(record.version)
-        json.raw("}}]}")
-        return json.text
+        let one = EventDraft(name: name, targets: [target], principal: principal, requestID: requestID, sourceIP: sourceIP,
+                             dialect: dialect, node: node, region: region)
+        return one.facts(for: record, millis: millis)[0].message(sequencer: sequencer)
     }
 
     /// The bucket of a key: its first segment (nil when it has no slash, as a content address).
@@ -239,6 +196,12 @@ struct JSONBytes {
     /// A string literal: quotes, backslashes and control characters escaped.
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        defer { bytes.append(UInt8(ascii: "\"")) }
+        // Most text needs no escape: appended at once.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            bytes.append(contentsOf: text.utf8)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
@@ -251,6 +214,5 @@ struct JSONBytes {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

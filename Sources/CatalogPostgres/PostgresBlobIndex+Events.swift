@@ -5,7 +5,9 @@ import PostgresClient
 
 /// The event outbox in PostgreSQL (`EventOutbox`), shared by the nodes: a claim locks the rows
 /// it takes with `FOR UPDATE SKIP LOCKED` and leases them to its node, so each event has one
-/// deliverer at a time, and a dead node's leases run out for another to take over.
+/// deliverer at a time, and a dead node's leases run out for another to take over. Claims,
+/// deletions and retries commit without waiting for the WAL flush (`unsyncedTransaction`), so
+/// that the delivery loop does not take flushes from the commits.
 extension PostgresBlobIndex: EventOutbox {
     static let eventsSchema = """
         CREATE TABLE events (
@@ -18,49 +20,52 @@ extension PostgresBlobIndex: EventOutbox {
 
     /// One row per target of `draft`, in the caller's transaction, after the key's row is
     /// locked: the id drawn at the insert (the message's sequencer, filled in when the row is
-    /// read) grows per key. `messages` are the draft's, rendered already, if it has them.
-    static func insertEvents(_ draft: EventDraft, messages: [String]? = nil, for record: BlobRecord,
+    /// read) grows per key. `facts` are the draft's, made already, if it has them.
+    static func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord,
                              in connection: PostgresConnection) throws(PostgresError) {
-        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
-        for (target, payload) in zip(draft.targets, messages ?? draft.messages(for: record, millis: millis)) {
+        for (target, fact) in zip(draft.targets, facts) {
             try connection.execute("""
                 INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES ($1, $2, $3, $4, $5, $6, $6)
-                """, [.text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name), .text(payload), .int(millis)])
+                """, [.text(target.target), .text(bucket), .bytes(record.key.bytes), .text(draft.name),
+                      .text(fact.message(sequencer: nil)), .int(fact.millis)])
         }
     }
 
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
-        try run { () throws(PostgresError) in
-            try pool.transaction { connection throws(PostgresError) in
-                let rows = try connection.execute("""
-                    SELECT \(Self.eventColumns) FROM events e
-                    WHERE e.next_attempt <= $1 AND (e.lease_until IS NULL OR e.lease_until < $1 OR e.claimed_by = $2)
-                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
-                    ORDER BY e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED
-                    """, [.int(now), .text(node), .int(Int64(limit))]).rows
-                let events = rows.compactMap(Self.event(from:))
-                if !events.isEmpty {
-                    try connection.execute("UPDATE events SET claimed_by = $1, lease_until = $2 WHERE id = ANY($3::bigint[])",
-                                           [.text(node), .int(leaseUntil), .text("{" + events.map { String($0.id) }.joined(separator: ",") + "}")])
-                }
-                return events
+        try unsyncedTransaction { connection throws(PostgresError) in
+            let rows = try connection.execute("""
+                SELECT \(Self.eventColumns) FROM events e
+                WHERE e.next_attempt <= $1 AND (e.lease_until IS NULL OR e.lease_until < $1 OR e.claimed_by = $2)
+                AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
+                ORDER BY e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED
+                """, [.int(now), .text(node), .int(Int64(limit))]).rows
+            let events = rows.compactMap(Self.event(from:))
+            if !events.isEmpty {
+                try connection.execute("UPDATE events SET claimed_by = $1, lease_until = $2 WHERE id = ANY($3::bigint[])",
+                                       [.text(node), .int(leaseUntil), .text("{" + events.map { String($0.id) }.joined(separator: ",") + "}")])
             }
+            return events
         }
     }
 
     public func removeEvents(_ ids: [Int64]) throws(StoreError) {
         guard !ids.isEmpty else { return }
-        try execute("DELETE FROM events WHERE id = ANY($1::bigint[])", [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
+        try unsyncedTransaction { connection throws(PostgresError) in
+            _ = try connection.execute("DELETE FROM events WHERE id = ANY($1::bigint[])", [.text("{" + ids.map(String.init).joined(separator: ",") + "}")])
+        }
     }
 
     public func retryEvents(_ retries: [EventRetry]) throws(StoreError) {
         guard !retries.isEmpty else { return }
         func array<T>(_ values: [T]) -> PostgresValue { .text("{" + values.map { "\($0)" }.joined(separator: ",") + "}") }
-        try execute("""
+        try unsyncedTransaction { connection throws(PostgresError) in
+            _ = try connection.execute("""
             UPDATE events SET attempts = r.attempts, next_attempt = r.next_attempt, claimed_by = NULL, lease_until = NULL
             FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS r(id, attempts, next_attempt) WHERE events.id = r.id
             """, [array(retries.map(\.id)), array(retries.map(\.attempts)), array(retries.map(\.nextAttempt))])
+        }
     }
 
     public func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int) {

@@ -106,7 +106,7 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     }
 
     private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
-        if let events = request.events { try insertEvents(events, messages: request.messages, for: request.record, in: connection) }
+        if let events = request.events { try insertEvents(events, facts: request.facts, for: request.record, in: connection) }
         guard let upload = request.completingUpload else { return }
         try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
                                [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
@@ -203,6 +203,20 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     func transaction(_ body: (PostgresConnection) throws(PostgresError) -> Void) throws(StoreError) {
         try run { () throws(PostgresError) in try pool.transaction(body) }
+    }
+
+    /// A transaction whose COMMIT does not wait for the WAL flush (`synchronous_commit = off` for
+    /// it alone), for bookkeeping whose loss to a server crash costs only repeated work: the
+    /// event delivery's claims, deletions and retries (a lost claim or deletion sends an event
+    /// again, with its id; deliveries are at least once). PostgreSQL's WAL is in order, so the
+    /// next durable commit makes it durable too.
+    func unsyncedTransaction<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                try connection.simple("SET LOCAL synchronous_commit = off")
+                return try body(connection)
+            }
+        }
     }
 
     func run<T>(_ body: () throws(PostgresError) -> T) throws(StoreError) -> T {

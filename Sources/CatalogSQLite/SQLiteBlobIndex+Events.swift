@@ -3,76 +3,137 @@ import BlobCore
 import Foundation
 import GRDB
 
-/// The event outbox in SQLite (`EventOutbox`). Ids come from AUTOINCREMENT, so they never come
-/// back after a delete: an event's id is its stable `webhook-id` and its sequencer.
+/// The event outbox in SQLite (`EventOutbox`), shaped so that a commit pays one row appended at
+/// the end of a table with no other index: `event_queue` holds events never tried, in id order;
+/// an event released for another attempt moves to `event_retries`, whose indexes keep each key's
+/// order (a later event waits while an earlier one of its (target, key) is there) and find what
+/// is due. A row keeps the message's facts, rendered when the row is read for delivery.
+///
+/// One process writes the file, and its delivery loop is the one claimer: a claim only reads,
+/// and every event it hands out is removed or released before the next claim. Claims, deletions
+/// and retries commit without waiting for the disk (`writeUnsynced`).
+///
+/// Ids never come back after a delete, so an event's id is its stable `webhook-id` and its
+/// sequencer: a new id is one more than the largest in either table and than `event_ids.floor`,
+/// which every deletion raises to the largest id it removes.
 extension SQLiteBlobIndex: EventOutbox {
-    static let eventsSchema = """
-        CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, bucket TEXT NOT NULL, key BLOB NOT NULL,
-            event TEXT NOT NULL, payload TEXT NOT NULL, created INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt INTEGER NOT NULL, claimed_by TEXT, lease_until INTEGER
-        );
-        CREATE INDEX events_by_target_key ON events (target, key, id);
+    /// The columns of both tables but the retry state; a row has its facts or (moved from the
+    /// first outbox) a rendered `payload`.
+    private static let eventColumns = """
+        id INTEGER PRIMARY KEY, target TEXT NOT NULL, bucket TEXT NOT NULL, key BLOB NOT NULL, event TEXT NOT NULL,
+        created INTEGER NOT NULL, principal TEXT, request_id TEXT, source_ip TEXT, dialect TEXT, node TEXT, region TEXT,
+        configuration TEXT, size INTEGER, etag TEXT, sha256 BLOB, version TEXT, versioned INTEGER, payload TEXT
+        """
+    private static let columnNames = """
+        id, target, bucket, key, event, created, principal, request_id, source_ip, dialect, node, region, configuration, size, etag,
+        sha256, version, versioned, payload
         """
 
-    /// One row per target of `draft`, reporting `record`, in the caller's transaction. The id
-    /// comes from AUTOINCREMENT at the insert, so the payload is kept with an empty sequencer
-    /// that reading the row fills in with it (`event(from:)`).
-    /// `messages` are the draft's, rendered already (`CommitRequest.messages`), if it has them.
-    static func insertEvents(_ draft: EventDraft, messages: [String]? = nil, for record: BlobRecord, in db: Database) throws {
-        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+    static let eventQueueSchema = """
+        CREATE TABLE event_queue (\(eventColumns));
+        CREATE TABLE event_retries (\(eventColumns), attempts INTEGER NOT NULL, next_attempt INTEGER NOT NULL);
+        CREATE INDEX event_retries_by_key ON event_retries (target, key, id);
+        CREATE INDEX event_retries_by_due ON event_retries (next_attempt);
+        CREATE TABLE event_ids (floor INTEGER NOT NULL);
+        INSERT INTO event_ids SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0);
+        INSERT INTO event_retries (id, target, bucket, key, event, created, payload, attempts, next_attempt)
+            SELECT id, target, bucket, key, event, created, payload, attempts, next_attempt FROM events;
+        DROP TABLE events;
+        """
+
+    /// One row per target of `draft`, reporting `record`, in the caller's transaction; `facts`
+    /// are the draft's, made already (`CommitRequest.facts`), if it has them.
+    static func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord, in db: Database) throws {
+        let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
-        for (target, payload) in zip(draft.targets, messages ?? draft.messages(for: record, millis: millis)) {
+        for (target, fact) in zip(draft.targets, facts) {
             try db.cachedStatement(sql: """
-                INSERT INTO events (target, bucket, key, event, payload, created, next_attempt) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), draft.name, payload, millis, millis])
+                INSERT INTO event_queue (id, target, bucket, key, event, created, principal, request_id, source_ip, dialect, node, region,
+                    configuration, size, etag, sha256, version, versioned)
+                VALUES ((SELECT max(floor, COALESCE((SELECT MAX(id) FROM event_queue), 0), COALESCE((SELECT MAX(id) FROM event_retries), 0))
+                         FROM event_ids) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, fact.principal,
+                                         fact.requestID, fact.sourceIP, fact.dialect, fact.node, fact.region, fact.configurationID,
+                                         Int64(clamping: fact.size), fact.eTag, Data(fact.sha256), fact.version, fact.versioned])
         }
     }
 
-    /// Reads first, and writes only when there is something to claim: this process is the
-    /// file's one writer, and its one delivery loop the one claimer, so nothing moves between.
+    /// The oldest events of each (target, key) that may go now: retries that are due, and then
+    /// never-tried events, each only if no earlier event of its (target, key) waits for a retry,
+    /// and one per (target, key). `node` and `leaseUntil` hold nothing here (one claimer).
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
-        let events = try run {
+        try run {
             try pool.read { db in
-                try Row.fetchAll(db.cachedStatement(sql: """
-                    SELECT * FROM events e WHERE e.next_attempt <= ? AND (e.lease_until IS NULL OR e.lease_until < ? OR e.claimed_by = ?)
-                    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
-                    ORDER BY e.id LIMIT ?
-                    """), arguments: [now, now, node, limit]).map(Self.event(from:))
+                var claimed = try Row.fetchAll(db.cachedStatement(sql: """
+                    SELECT * FROM event_retries r INDEXED BY event_retries_by_due WHERE r.next_attempt <= ?
+                    AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = r.target AND p.key = r.key AND p.id < r.id)
+                    ORDER BY r.next_attempt LIMIT ?
+                    """), arguments: [now, limit]).map(Self.event(from:))
+                try Self.claimFresh(into: &claimed, limit: limit, in: db)
+                return claimed.sorted { $0.id < $1.id }
             }
         }
-        guard !events.isEmpty else { return [] }
-        return try write { db in
-            for event in events {
-                try db.cachedStatement(sql: "UPDATE events SET claimed_by = ?, lease_until = ? WHERE id = ?")
-                    .execute(arguments: [node, leaseUntil, event.id])
+    }
+
+    /// Adds never-tried events to `claimed`, one per (target, key), in id order, up to `limit`.
+    /// A key written many times in a row fills a window of rows with its events, of which one
+    /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most).
+    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, in db: Database) throws {
+        var seen = Set(claimed.map { EventKey(target: $0.target, key: $0.key) })
+        var after: Int64 = 0
+        let window = max(limit, 1) * 4
+        for _ in 0..<4 where claimed.count < limit {
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT *, 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
+                AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = q.target AND p.key = q.key AND p.id < q.id)
+                ORDER BY q.id LIMIT ?
+                """), arguments: [after, window])
+            for row in rows where claimed.count < limit && seen.insert(EventKey(target: row["target"], key: Array(row["key"] as Data))).inserted {
+                claimed.append(event(from: row))
             }
-            return events
+            guard rows.count == window, let last = rows.last else { return }
+            after = last["id"]
         }
     }
 
     public func removeEvents(_ ids: [Int64]) throws(StoreError) {
-        guard !ids.isEmpty else { return }
-        try write { db in
-            for id in ids { try db.cachedStatement(sql: "DELETE FROM events WHERE id = ?").execute(arguments: [id]) }
+        guard let newest = ids.max() else { return }
+        try writeUnsynced { db in
+            for id in ids {
+                try db.cachedStatement(sql: "DELETE FROM event_queue WHERE id = ?").execute(arguments: [id])
+                try db.cachedStatement(sql: "DELETE FROM event_retries WHERE id = ?").execute(arguments: [id])
+            }
+            try db.cachedStatement(sql: "UPDATE event_ids SET floor = max(floor, ?)").execute(arguments: [newest])
         }
     }
 
+    /// A never-tried event moves to `event_retries`; one there gets its new attempt.
     public func retryEvents(_ retries: [EventRetry]) throws(StoreError) {
         guard !retries.isEmpty else { return }
-        try write { db in
+        try writeUnsynced { db in
             for retry in retries {
-                try db.cachedStatement(sql: "UPDATE events SET attempts = ?, next_attempt = ?, claimed_by = NULL, lease_until = NULL WHERE id = ?")
-                    .execute(arguments: [retry.attempts, retry.nextAttempt, retry.id])
+                let arguments: StatementArguments = [retry.attempts, retry.nextAttempt, retry.id]
+                try db.cachedStatement(sql: """
+                    INSERT INTO event_retries (\(Self.columnNames), attempts, next_attempt) SELECT \(Self.columnNames), ?, ? FROM event_queue WHERE id = ?
+                    """).execute(arguments: arguments)
+                try db.cachedStatement(sql: "DELETE FROM event_queue WHERE id = ?").execute(arguments: [retry.id])
+                try db.cachedStatement(sql: "UPDATE event_retries SET attempts = ?, next_attempt = ? WHERE id = ?").execute(arguments: arguments)
             }
         }
     }
 
+    /// Both tables as one queue, in id order.
+    private static let allEvents = """
+        (SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue
+         UNION ALL SELECT \(columnNames), attempts, next_attempt FROM event_retries)
+        """
+
     public func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int) {
         try run {
             try pool.read { db in
-                let rows = try Row.fetchAll(db, sql: "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", arguments: [after ?? 0, limit])
-                let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events") ?? 0
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(Self.allEvents) WHERE id > ? ORDER BY id LIMIT ?",
+                                            arguments: [after ?? 0, limit])
+                let total = try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM event_queue) + (SELECT COUNT(*) FROM event_retries)") ?? 0
                 return (rows.map(Self.event(from:)), total)
             }
         }
@@ -82,22 +143,37 @@ extension SQLiteBlobIndex: EventOutbox {
         try run {
             try pool.read { db in
                 var stats: [String: (count: Int, oldest: Int64)] = [:]
-                // Counted in the (target, key, id) index, not the table and its messages; the
-                // oldest is the first by id (ids grow with time).
-                for row in try Row.fetchAll(db, sql: "SELECT target, COUNT(*) AS n FROM events INDEXED BY events_by_target_key GROUP BY target") {
-                    let target: String = row["target"]
-                    let oldest = try Int64.fetchOne(db, sql: "SELECT created FROM events NOT INDEXED WHERE target = ? ORDER BY id LIMIT 1", arguments: [target])
-                    stats[target] = (row["n"], oldest ?? 0)
-                }
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT target, COUNT(*) AS n, MIN(created) AS oldest
+                    FROM (SELECT target, created FROM event_queue UNION ALL SELECT target, created FROM event_retries) GROUP BY target
+                    """)
+                for row in rows { stats[row["target"]] = (row["n"], row["oldest"]) }
                 return stats
             }
         }
     }
 
+    /// An event as delivered: its message rendered from the row's facts with its id as sequencer.
     private static func event(from row: Row) -> OutboxEvent {
         let id: Int64 = row["id"]
+        let payload: String = (row["payload"] as String?).map { EventJSON.fillingSequencer($0, with: id) } ?? facts(from: row).message(sequencer: id)
         return OutboxEvent(id: id, target: row["target"], bucket: row["bucket"], key: Array(row["key"] as Data), event: row["event"],
-                           payload: EventJSON.fillingSequencer(row["payload"], with: id), created: row["created"],
-                           attempts: row["attempts"], nextAttempt: row["next_attempt"])
+                           payload: payload, created: row["created"], attempts: row["attempts"], nextAttempt: row["next_attempt"])
     }
+
+    private static func facts(from row: Row) -> EventFacts {
+        let size: Int64 = row["size"] ?? 0
+        return EventFacts(name: row["event"], principal: row["principal"] ?? "", requestID: row["request_id"] ?? "",
+                          sourceIP: row["source_ip"] ?? "", dialect: row["dialect"] ?? "", node: row["node"] ?? "",
+                          region: row["region"] ?? "", configurationID: row["configuration"] ?? "",
+                          key: String(decoding: row["key"] as Data, as: UTF8.self), size: UInt64(clamping: size),
+                          eTag: row["etag"] ?? "", sha256: Array((row["sha256"] as Data?) ?? Data()), version: row["version"] ?? "",
+                          versioned: row["versioned"] ?? false, millis: row["created"])
+    }
+}
+
+/// A (target, key) pair: an event's place in the per-key order.
+private struct EventKey: Hashable {
+    var target: String
+    var key: [UInt8]
 }

@@ -113,7 +113,16 @@ extension SQLiteBlobIndex {
         // Canned ACLs and policies of buckets and objects (S3 access settings).
         migrator.registerMigration("14-bucket-access") { db in try db.execute(sql: bucketAccessSchema) }
         // The event outbox, written in the transaction of the change each event reports.
-        migrator.registerMigration("15-events") { db in try db.execute(sql: eventsSchema) }
+        migrator.registerMigration("15-events") { db in
+            try db.execute(sql: """
+                CREATE TABLE events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, bucket TEXT NOT NULL, key BLOB NOT NULL,
+                    event TEXT NOT NULL, payload TEXT NOT NULL, created INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt INTEGER NOT NULL, claimed_by TEXT, lease_until INTEGER
+                );
+                CREATE INDEX events_by_target_key ON events (target, key, id);
+                """)
+        }
         // A blob's own deadline (?ttl=, tus ttl) and the one the expiry sweep finds it by (the
         // earlier of that and its bucket's lifecycle rules), indexed so that a sweep reads only
         // what is due.
@@ -152,6 +161,9 @@ extension SQLiteBlobIndex {
                 CREATE INDEX blob_versions_by_sweep ON blob_versions (sweep_at) WHERE sweep_at IS NOT NULL;
                 """)
         }
+        // The outbox in two tables (event_queue, event_retries), so that a commit appends one
+        // row and updates no index; the events pending at the upgrade wait as retries, due as before.
+        migrator.registerMigration("21-event-queue") { db in try db.execute(sql: eventQueueSchema) }
         return migrator
     }
 }

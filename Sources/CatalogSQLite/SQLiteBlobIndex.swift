@@ -16,6 +16,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     let knownBuckets = Mutex((names: [String: Bucket](), generation: 0))
     /// Garbage versions whose files are gone; their rows go in the next write transaction.
     let collected = Mutex<[String]>([])
+    /// True while the writer connection may be at `synchronous = NORMAL` (`writeUnsynced`).
+    private let writerUnsynced = Mutex(false)
 
     /// Batches committed since the last checkpoint (copying the WAL into the database file).
     /// A checkpoint runs every `batchesPerCheckpoint` batches, after their answers are out,
@@ -108,7 +110,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
                 .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
         }
-        if let events = request.events { try insertEvents(events, messages: request.messages, for: record, in: db) }
+        if let events = request.events { try insertEvents(events, facts: request.facts, for: record, in: db) }
         return .success(current.map { .replaced(previous: $0) } ?? .created)
     }
 
@@ -160,7 +162,46 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     /// A write transaction, durable when this returns.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        try run { try pool.write(body) }
+        try run {
+            try pool.writeWithoutTransaction { db in
+                // After a `writeUnsynced` that could not go back to FULL: nothing commits before it is.
+                if writerUnsynced.withLock({ $0 }) { try restoreFullSync(db) }
+                return try Self.transaction(db, body)
+            }
+        }
+    }
+
+    /// A write transaction whose commit does not wait for the disk (`synchronous = NORMAL`), for
+    /// bookkeeping whose loss to a power cut costs only repeated work: the event delivery's claims,
+    /// deletions and retries (a lost deletion sends an event again, with its id; deliveries are
+    /// at least once). It keeps the commits' order: the WAL is appended in order, and the next
+    /// durable commit's fsync (or a checkpoint's) makes it durable too.
+    func writeUnsynced<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try run {
+            try pool.writeWithoutTransaction { db in
+                writerUnsynced.withLock { $0 = true }
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                let result = Result(catching: { try Self.transaction(db, body) })
+                try restoreFullSync(db)
+                return try result.get()
+            }
+        }
+    }
+
+    /// Back to `synchronous = FULL` on the writer connection.
+    private func restoreFullSync(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        writerUnsynced.withLock { $0 = false }
+    }
+
+    private static func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction {
+            result = try body(db)
+            return .commit
+        }
+        guard let result else { throw StoreError.index(.failed("a write transaction returned nothing")) }
+        return result
     }
 
     func run<T>(_ body: () throws -> T) throws(StoreError) -> T {

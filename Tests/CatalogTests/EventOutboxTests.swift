@@ -63,28 +63,74 @@ extension CatalogConformance {
             #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
         }
 
-        /// Only the oldest event of each (target, key) is claimed; a leased event is not claimed
-        /// by another node until its lease runs out; a retry waits until its next attempt.
+        /// Only the oldest event of each (target, key) is claimed, and what a claim hands out
+        /// comes back until it is removed or released; a retry waits for its next attempt, and
+        /// the later events of its key wait behind it (released with or without an attempt)
+        /// while other keys go.
         @Test(arguments: Backend.all)
-        func claimsInOrderWithLeases(_ backend: Backend) throws {
+        func claimsTheOldestOfEachKey(_ backend: Backend) throws {
             let index = try backend.open()
-            for key in ["bkt/a", "bkt/a", "bkt/b"] { try index.put(try record(key), events: draft(targets: ["one"])) }
+            for key in ["bkt/a", "bkt/a", "bkt/b", "bkt/c"] { try index.put(try record(key), events: draft(targets: ["one"])) }
             let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
-            let first = try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10)
-            #expect(first.map { String(decoding: $0.key, as: UTF8.self) } == ["bkt/a", "bkt/b"])
-            #expect(try index.claimEvents(node: "n2", now: now, leaseUntil: now + 5000, limit: 10).isEmpty)
-            // The lease holder takes its own events again (a restart of the same node).
-            #expect(try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10).map(\.id) == first.map(\.id))
-            // Past the lease another node takes them over.
-            #expect(try index.claimEvents(node: "n2", now: now + 6000, leaseUntil: now + 9000, limit: 10).map(\.id) == first.map(\.id))
+            func claim(_ at: Int64) throws -> [OutboxEvent] { try index.claimEvents(node: "n1", now: at, leaseUntil: at + 5000, limit: 10) }
+            let first = try claim(now)
+            #expect(first.map(\.keyText) == ["bkt/a", "bkt/b", "bkt/c"])
+            #expect(try claim(now).map(\.id) == first.map(\.id), "a restart of the node takes them again")
             try index.removeEvents([first[0].id])
             try index.retryEvent(first[1].id, attempts: 3, nextAttempt: now + 60_000)
-            let next = try index.claimEvents(node: "n1", now: now + 10_000, leaseUntil: now + 20_000, limit: 10)
-            #expect(next.map { String(decoding: $0.key, as: UTF8.self) } == ["bkt/a"] && next[0].id > first[0].id)
-            let retried = try index.claimEvents(node: "n1", now: now + 60_000, leaseUntil: now + 70_000, limit: 10)
-            #expect(retried.map(\.id).contains(first[1].id) && retried.first { $0.id == first[1].id }?.attempts == 3)
-            let stats = try index.eventQueueStats()
-            #expect(stats.count == 1 && stats["one"]?.count == 2)
+            // Released without an attempt (its round ran out of time): it still goes first.
+            try index.retryEvent(first[2].id, attempts: 0, nextAttempt: now + 30_000)
+            for key in ["bkt/b", "bkt/c"] { try index.put(try record(key), events: draft(targets: ["one"])) }
+            let next = try claim(now + 10_000)
+            #expect(next.map(\.keyText) == ["bkt/a"] && next[0].id > first[0].id)
+            try index.removeEvents(next.map(\.id))
+            #expect(try claim(now + 10_000).isEmpty)
+            let released = try claim(now + 30_000)
+            #expect(released.map(\.id) == [first[2].id] && released[0].attempts == 0)
+            try index.removeEvents([first[2].id])
+            let retried = try claim(now + 60_000)
+            #expect(retried.map(\.keyText) == ["bkt/b", "bkt/c"] && retried[0].id == first[1].id && retried[0].attempts == 3)
+            #expect(retried[1].id > first[2].id)
+            #expect(try index.eventQueueStats()["one"]?.count == 3)
+        }
+
+        /// A key written many times in a row does not hold back the keys written after it.
+        @Test(arguments: Backend.all)
+        func aBusyKeyLetsOthersGo(_ backend: Backend) throws {
+            let index = try backend.open()
+            for key in Array(repeating: "bkt/busy", count: 20) + ["bkt/other"] { try index.put(try record(key), events: draft(targets: ["one"])) }
+            let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+            let claimed = try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 2)
+            #expect(claimed.map(\.keyText) == ["bkt/busy", "bkt/other"])
+        }
+
+        /// An event's id never comes back, even after the newest events are removed.
+        @Test(arguments: Backend.all)
+        func idsAreNeverReused(_ backend: Backend) throws {
+            let index = try backend.open()
+            try index.put(try record("bkt/a"), events: draft())
+            let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+            let first = try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10)
+            try index.retryEvent(first[1].id, attempts: 1, nextAttempt: now)
+            try index.removeEvents(first.map(\.id))
+            #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
+            try index.put(try record("bkt/a"), events: draft(targets: ["one"]))
+            let next = try index.pendingEvents(after: nil, limit: 10).events
+            #expect(next.count == 1 && next[0].id > first[1].id)
+            #expect(next[0].payload.contains("\"sequencer\":\"\(EventJSON.sequencer(next[0].id))\""))
+        }
+
+        /// A node's lease keeps its events from the other nodes until it runs out.
+        @Test(arguments: Backend.shared)
+        func leasesHoldAcrossNodes(_ backend: Backend) throws {
+            let index = try backend.open()
+            for key in ["bkt/a", "bkt/b"] { try index.put(try record(key), events: draft(targets: ["one"])) }
+            let now = Int64(Date().timeIntervalSince1970 * 1000) + 1000
+            let first = try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10)
+            #expect(first.count == 2)
+            #expect(try index.claimEvents(node: "n2", now: now, leaseUntil: now + 5000, limit: 10).isEmpty)
+            #expect(try index.claimEvents(node: "n1", now: now, leaseUntil: now + 5000, limit: 10).map(\.id) == first.map(\.id))
+            #expect(try index.claimEvents(node: "n2", now: now + 6000, leaseUntil: now + 9000, limit: 10).map(\.id) == first.map(\.id))
         }
 
         /// Nodes claiming at once never hold the same event (PostgreSQL: FOR UPDATE SKIP LOCKED).
@@ -110,6 +156,11 @@ extension CatalogConformance {
             #expect(ids.count == 60 && Set(ids).count == 60, "claimed \(ids.count), \(Set(ids).count) distinct")
         }
     }
+}
+
+extension OutboxEvent {
+    /// The key, as text.
+    var keyText: String { String(decoding: key, as: UTF8.self) }
 }
 
 extension BlobIndex {
