@@ -8,7 +8,9 @@ public protocol EventOutbox: Sendable {
     /// Claims up to `limit` events due at `now` for `node` until `leaseUntil`: only the oldest
     /// event of each (target, key), so that a later event for a key waits until the earlier one
     /// is gone; events leased by another node until after `now` are skipped (on PostgreSQL with
-    /// `FOR UPDATE SKIP LOCKED`); this node's own leases are taken again. In id order.
+    /// `FOR UPDATE SKIP LOCKED`); this node's own leases are taken again. In id order. A
+    /// catalog of one process (SQLite) has one claimer, which removes or releases every event
+    /// it claimed before it claims again: there a claim holds nothing.
     func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent]
     /// Deletes delivered (or dropped) events, in one transaction.
     func removeEvents(_ ids: [Int64]) throws(StoreError)

@@ -45,6 +45,41 @@ public struct EventFacts: Sendable, Equatable {
         self.millis = millis
     }
 
+    /// What a catalog row keeps of the facts besides the event's name, key, time and digest, in
+    /// one text: principal, request id, source IP, dialect, node, region, configuration id,
+    /// ETag, version, versioned (`1` or `0`) and size, each as its length in UTF-8 bytes, a
+    /// colon and itself (`3:abc`), so that any text fits and reading it back is one pass.
+    /// One value to bind in a commit rather than eleven; `init(packed:...)` reads it.
+    public var packed: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        for text in [principal, requestID, sourceIP, dialect, node, region, configurationID, eTag, version, versioned ? "1" : "0",
+                     String(size)] {
+            bytes += String(text.utf8.count).utf8
+            bytes.append(UInt8(ascii: ":"))
+            bytes += text.utf8
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Facts from `packed` text, with the row's own columns; nil when the text is not what
+    /// `packed` writes.
+    public init?(packed: String, name: String, key: String, sha256: [UInt8], millis: Int64) {
+        let bytes = Array(packed.utf8)
+        var fields: [String] = [], at = 0
+        while at < bytes.count, fields.count < 11 {
+            guard let colon = bytes[at...].firstIndex(of: UInt8(ascii: ":")), colon - at <= 19,
+                  let length = Int(String(decoding: bytes[at..<colon], as: UTF8.self)), length >= 0,
+                  length <= bytes.count - colon - 1 else { return nil }
+            fields.append(String(decoding: bytes[(colon + 1)..<(colon + 1 + length)], as: UTF8.self))
+            at = colon + 1 + length
+        }
+        guard at == bytes.count, fields.count == 11, let size = UInt64(fields[10]) else { return nil }
+        self.init(name: name, principal: fields[0], requestID: fields[1], sourceIP: fields[2], dialect: fields[3], node: fields[4],
+                  region: fields[5], configurationID: fields[6], key: key, size: size, eTag: fields[7], sha256: sha256,
+                  version: fields[8], versioned: fields[9] == "1", millis: millis)
+    }
+
     /// The S3 event message (`{"Records": [...]}`); without a `sequencer` it has an empty one,
     /// for `EventJSON.fillingSequencer`.
     public func message(sequencer: Int64?) -> String {
@@ -96,5 +131,21 @@ public struct EventFacts: Sendable, Equatable {
         json.string(version)
         json.raw("}}]}")
         return json.text
+    }
+}
+
+/// An outbox event's message: rendered already, or its facts, rendered when it is sent
+/// (`text(sequencer:)`), on the delivery's thread rather than the catalog's.
+public enum EventMessage: Sendable, Equatable {
+    /// The message with its sequencer filled in.
+    case rendered(String)
+    case facts(EventFacts)
+
+    /// The message, with `sequencer` when it is made from facts.
+    public func text(sequencer: Int64) -> String {
+        switch self {
+        case .rendered(let text): text
+        case .facts(let facts): facts.message(sequencer: sequencer)
+        }
     }
 }

@@ -77,24 +77,41 @@ public struct OutboxEvent: Sendable, Equatable {
     public var key: [UInt8]
     /// The event's name (`ObjectCreated:Put`).
     public var event: String
-    /// The message sent, `{"Records": [...]}`.
-    public var payload: String
+    /// The message sent, `{"Records": [...]}`, as the catalog read it.
+    public var message: EventMessage
+    /// The message sent, rendered (each read renders it again from facts).
+    public var payload: String { message.text(sequencer: id) }
     /// Milliseconds since the epoch.
     public var created: Int64
     public var attempts: Int
     public var nextAttempt: Int64
 
+    /// An event whose message is rendered already (its sequencer filled in).
     public init(id: Int64, target: String, bucket: String, key: [UInt8], event: String, payload: String, created: Int64,
+                attempts: Int, nextAttempt: Int64) {
+        self.init(id: id, target: target, bucket: bucket, key: key, event: event, message: .rendered(payload), created: created,
+                  attempts: attempts, nextAttempt: nextAttempt)
+    }
+
+    public init(id: Int64, target: String, bucket: String, key: [UInt8], event: String, message: EventMessage, created: Int64,
                 attempts: Int, nextAttempt: Int64) {
         self.id = id
         self.target = target
         self.bucket = bucket
         self.key = key
         self.event = event
-        self.payload = payload
+        self.message = message
         self.created = created
         self.attempts = attempts
         self.nextAttempt = nextAttempt
+    }
+}
+
+extension OutboxEvent {
+    /// Equal when they say the same, whether their messages were rendered or are facts.
+    public static func == (a: OutboxEvent, b: OutboxEvent) -> Bool {
+        a.id == b.id && a.target == b.target && a.bucket == b.bucket && a.key == b.key && a.event == b.event
+            && a.created == b.created && a.attempts == b.attempts && a.nextAttempt == b.nextAttempt && a.payload == b.payload
     }
 }
 

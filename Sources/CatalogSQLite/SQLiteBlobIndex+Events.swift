@@ -21,13 +21,9 @@ extension SQLiteBlobIndex: EventOutbox {
     /// first outbox) a rendered `payload`.
     private static let eventColumns = """
         id INTEGER PRIMARY KEY, target TEXT NOT NULL, bucket TEXT NOT NULL, key BLOB NOT NULL, event TEXT NOT NULL,
-        created INTEGER NOT NULL, principal TEXT, request_id TEXT, source_ip TEXT, dialect TEXT, node TEXT, region TEXT,
-        configuration TEXT, size INTEGER, etag TEXT, sha256 BLOB, version TEXT, versioned INTEGER, payload TEXT
+        created INTEGER NOT NULL, sha256 BLOB, facts TEXT, payload TEXT
         """
-    private static let columnNames = """
-        id, target, bucket, key, event, created, principal, request_id, source_ip, dialect, node, region, configuration, size, etag,
-        sha256, version, versioned, payload
-        """
+    private static let columnNames = "id, target, bucket, key, event, created, sha256, facts, payload"
 
     static let eventQueueSchema = """
         CREATE TABLE event_queue (\(eventColumns));
@@ -48,13 +44,10 @@ extension SQLiteBlobIndex: EventOutbox {
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for (target, fact) in zip(draft.targets, facts) {
             try db.cachedStatement(sql: """
-                INSERT INTO event_queue (id, target, bucket, key, event, created, principal, request_id, source_ip, dialect, node, region,
-                    configuration, size, etag, sha256, version, versioned)
+                INSERT INTO event_queue (id, target, bucket, key, event, created, sha256, facts)
                 VALUES ((SELECT max(floor, COALESCE((SELECT MAX(id) FROM event_queue), 0), COALESCE((SELECT MAX(id) FROM event_retries), 0))
-                         FROM event_ids) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, fact.principal,
-                                         fact.requestID, fact.sourceIP, fact.dialect, fact.node, fact.region, fact.configurationID,
-                                         Int64(clamping: fact.size), fact.eTag, Data(fact.sha256), fact.version, fact.versioned])
+                         FROM event_ids) + 1, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, Data(fact.sha256), fact.packed])
         }
     }
 
@@ -153,22 +146,22 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
-    /// An event as delivered: its message rendered from the row's facts with its id as sequencer.
+    /// An event as delivered: its message from the row's facts, rendered when it is sent, or
+    /// (moved from the first outbox) its message with the id as sequencer.
     private static func event(from row: Row) -> OutboxEvent {
         let id: Int64 = row["id"]
-        let payload: String = (row["payload"] as String?).map { EventJSON.fillingSequencer($0, with: id) } ?? facts(from: row).message(sequencer: id)
+        let message: EventMessage = (row["payload"] as String?).map { .rendered(EventJSON.fillingSequencer($0, with: id)) } ?? .facts(facts(from: row))
         return OutboxEvent(id: id, target: row["target"], bucket: row["bucket"], key: Array(row["key"] as Data), event: row["event"],
-                           payload: payload, created: row["created"], attempts: row["attempts"], nextAttempt: row["next_attempt"])
+                           message: message, created: row["created"], attempts: row["attempts"], nextAttempt: row["next_attempt"])
     }
 
+    /// The row's facts; a row whose facts cannot be read still goes, with what its columns say.
     private static func facts(from row: Row) -> EventFacts {
-        let size: Int64 = row["size"] ?? 0
-        return EventFacts(name: row["event"], principal: row["principal"] ?? "", requestID: row["request_id"] ?? "",
-                          sourceIP: row["source_ip"] ?? "", dialect: row["dialect"] ?? "", node: row["node"] ?? "",
-                          region: row["region"] ?? "", configurationID: row["configuration"] ?? "",
-                          key: String(decoding: row["key"] as Data, as: UTF8.self), size: UInt64(clamping: size),
-                          eTag: row["etag"] ?? "", sha256: Array((row["sha256"] as Data?) ?? Data()), version: row["version"] ?? "",
-                          versioned: row["versioned"] ?? false, millis: row["created"])
+        let key = String(decoding: row["key"] as Data, as: UTF8.self), sha256 = Array((row["sha256"] as Data?) ?? Data())
+        return EventFacts(packed: row["facts"] ?? "", name: row["event"], key: key, sha256: sha256, millis: row["created"])
+            ?? EventFacts(name: row["event"], principal: "", requestID: "", sourceIP: "", dialect: "", node: "", region: "",
+                          configurationID: "", key: key, size: 0, eTag: "", sha256: sha256, version: "", versioned: false,
+                          millis: row["created"])
     }
 }
 

@@ -2,7 +2,6 @@ import BlobStore
 import Foundation
 import HTTPCore
 import Logging
-import Synchronization
 
 /// The delivery loop of one node (DESIGN.md §6): on a thread of its own, it claims due events
 /// from the outbox with a lease, POSTs each to its webhook with a stable `webhook-id` (the
@@ -49,64 +48,33 @@ final class EventDelivery: Sendable {
         metrics.configure(targets: Array(targets.keys))
     }
 
-    /// How far behind deliveries may fall before they take CPU from requests: the age of the
-    /// oldest pending event, in milliseconds.
-    static let catchUpMillis: Int64 = 10_000
-
-    /// Starts the loop on two threads, one round at a time between them; they run until the
-    /// process exits. Deliveries take the CPU that requests leave: the first thread is of Linux's
-    /// idle class (SCHED_IDLE, which any waking request thread preempts; a lower nice value does
-    /// not do that, and a write burst on few cores then pays for its own events). So that a node
-    /// whose cores stay busy still delivers, the second thread, at nice 10, runs rounds while
-    /// the oldest pending event is `catchUpMillis` old or more (an idle-class thread cannot
-    /// leave its class without CAP_SYS_NICE). It also updates the queue's metrics every second.
+    /// Starts the loop on its own thread; it runs until the process exits.
     func start() {
-        let rounds = Mutex(())
-        Self.thread("blobd-events") { [self] in
-            Self.runInIdleClass()
-            var connections: [String: HTTPConnection] = [:]
-            while true {
-                if !rounds.withLock({ _ in runRound(connections: &connections) }) { usleep(100_000) }
-            }
-        }
-        Self.thread("blobd-events-catch-up") { [self] in
-            // On Linux the nice value is per thread, and 0 names the calling one.
+        let thread = Thread { [self] in
+            // Below the request and commit threads: deliveries take what CPU they leave (on Linux
+            // the nice value is per thread, and 0 names the calling one).
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+            var lastStats: Int64 = 0
+            // One kept-alive connection per webhook, owned by this thread.
             var connections: [String: HTTPConnection] = [:]
             while true {
-                usleep(1_000_000)
-                guard let stats = try? outbox.eventQueueStats() else { continue }
-                metrics.queue(stats)
-                guard let oldest = stats.values.map(\.oldest).min(), clock_millis() - oldest >= Self.catchUpMillis else { continue }
-                // Until the idle-class thread has caught up, or there is nothing due.
-                for _ in 0..<100 where rounds.withLock({ _ in runRound(connections: &connections) }) {}
+                let now = clock_millis()
+                if now - lastStats >= 1000 {
+                    lastStats = now
+                    if let stats = try? outbox.eventQueueStats() { metrics.queue(stats) }
+                }
+                let worked: Bool
+                do throws(StoreError) {
+                    worked = try round(now: now, connections: &connections)
+                } catch {
+                    logger.warning("Cannot read the event outbox; retrying", metadata: ["error": "\(error)"])
+                    worked = false
+                }
+                if !worked { usleep(100_000) }
             }
         }
-    }
-
-    private static func thread(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = name
+        thread.name = "blobd-events"
         thread.start()
-    }
-
-    /// Puts the calling thread in the idle scheduling class (on Linux, 0 names the calling thread).
-    private static func runInIdleClass() {
-        var parameters = sched_param()
-        parameters.sched_priority = 0
-        // SCHED_IDLE of <sched.h>, which Swift's Glibc module leaves out (it needs _GNU_SOURCE).
-        let schedIdle: Int32 = 5
-        _ = sched_setscheduler(0, schedIdle, &parameters)
-    }
-
-    /// One round; false when there was nothing to do (or the outbox could not be read).
-    private func runRound(connections: inout [String: HTTPConnection]) -> Bool {
-        do throws(StoreError) {
-            return try round(now: clock_millis(), connections: &connections)
-        } catch {
-            logger.warning("Cannot read the event outbox; retrying", metadata: ["error": "\(error)"])
-            return false
-        }
     }
 
     /// What a round decided, written back in two transactions when it ends.

@@ -51,4 +51,16 @@ import Testing
         #expect(EventJSON.fillingSequencer(blank, with: 0x2A) == draft.payload(for: record, target: draft.targets[0], sequencer: 0x2A, millis: 5))
         #expect(EventJSON.fillingSequencer("{}", with: 1) == "{}")
     }
+
+    /// The facts an outbox row packs come back exactly, whatever their text holds; text that
+    /// is not what `packed` writes is refused.
+    @Test func packedFactsComeBack() {
+        let facts = EventFacts(name: "ObjectCreated:Put", principal: "key:12:ab", requestID: "", sourceIP: "::1", dialect: "v1",
+                               node: "n\u{0}1", region: "ü-1", configurationID: "9:x\"\\", key: "bkt/k", size: UInt64(Int64.max) + 1,
+                               eTag: "abc-3", sha256: [1, 2], version: "v", versioned: true, millis: 5)
+        #expect(EventFacts(packed: facts.packed, name: facts.name, key: facts.key, sha256: facts.sha256, millis: 5) == facts)
+        for bad in ["", "3:ab", "x:a", "1:a", facts.packed + "0:", "99999999999999999999:a", "-1:"] {
+            #expect(EventFacts(packed: bad, name: "n", key: "k", sha256: [], millis: 0) == nil, "\(bad)")
+        }
+    }
 }

@@ -38,6 +38,23 @@ extension CatalogConformance {
             #expect(events[0].id < events[1].id)
         }
 
+        /// The message read back is the one the change's facts make, whatever their text holds.
+        @Test(arguments: Backend.all)
+        func messagesComeBackExactly(_ backend: Backend) throws {
+            let index = try backend.open()
+            var events = draft(targets: ["one"])
+            events.principal = "key:\"q\"\\ü\u{1}"
+            events.sourceIP = "::1"
+            var stored = try record("bkt/ü x+y", size: 1 << 40)
+            stored.versioned = true
+            stored.md5 = Array(repeating: 0xAB, count: 16)
+            stored.parts = 3
+            try index.put(stored, events: events)
+            let event = try #require(try index.pendingEvents(after: nil, limit: 1).events.first)
+            #expect(event.payload == events.payload(for: stored, target: events.targets[0], sequencer: event.id, millis: event.created))
+            #expect(event.payload.contains(#""eTag":"abababababababababababababababab-3""#) && event.payload.contains("\"size\":1099511627776"))
+        }
+
         /// A removal writes its event only when something was removed.
         @Test(arguments: Backend.all)
         func removalWritesItsEventWhenItRemoves(_ backend: Backend) throws {
