@@ -92,9 +92,12 @@ extension SQLiteBlobIndex: EventOutbox {
     public func removeEvents(_ ids: [Int64]) throws(StoreError) {
         guard let newest = ids.max() else { return }
         try writeUnsynced { db in
-            for id in ids {
-                try db.cachedStatement(sql: "DELETE FROM event_queue WHERE id = ?").execute(arguments: [id])
-                try db.cachedStatement(sql: "DELETE FROM event_retries WHERE id = ?").execute(arguments: [id])
+            // A statement per table for a round's ids, not one per id.
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
+                let list = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                for table in ["event_queue", "event_retries"] {
+                    try db.execute(sql: "DELETE FROM \(table) WHERE id IN (\(list))", arguments: StatementArguments(Array(chunk)))
+                }
             }
             try db.cachedStatement(sql: "UPDATE event_ids SET floor = max(floor, ?)").execute(arguments: [newest])
         }
