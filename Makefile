@@ -77,7 +77,7 @@ clean:
 	rm -rf .build dist
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the grants benchmark
-# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~1 minute), the S3 benchmark
+# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~3 minutes), the S3 benchmark
 # (bench-s3, ~4 minutes) and the cluster benchmark
 # (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
