@@ -33,20 +33,33 @@ extension PostgresBlobIndex: EventOutbox {
         }
     }
 
+    /// Reads what is due oldest first by `events_by_due`; the events come back in id order.
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
         try unsyncedTransaction { connection throws(PostgresError) in
-            let rows = try connection.execute("""
-                SELECT \(Self.eventColumns) FROM events e
-                WHERE e.next_attempt <= $1 AND (e.lease_until IS NULL OR e.lease_until < $1 OR e.claimed_by = $2)
-                AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
-                ORDER BY e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED
-                """, [.int(now), .text(node), .int(Int64(limit))]).rows
-            let events = rows.compactMap(Self.event(from:))
+            let rows = try connection.execute(Self.claimQuery, [.int(now), .text(node), .int(Int64(limit))]).rows
+            let events = rows.compactMap(Self.event(from:)).sorted { $0.id < $1.id }
             if !events.isEmpty {
                 try connection.execute("UPDATE events SET claimed_by = $1, lease_until = $2 WHERE id = ANY($3::bigint[])",
                                        [.text(node), .int(leaseUntil), .text("{" + events.map { String($0.id) }.joined(separator: ",") + "}")])
             }
             return events
+        }
+    }
+
+    private static let claimQuery = """
+        SELECT \(eventColumns) FROM events e
+        WHERE e.next_attempt <= $1 AND (e.lease_until IS NULL OR e.lease_until < $1 OR e.claimed_by = $2)
+        AND NOT EXISTS (SELECT 1 FROM events p WHERE p.target = e.target AND p.key = e.key AND p.id < e.id)
+        ORDER BY e.next_attempt, e.id LIMIT $3 FOR UPDATE OF e SKIP LOCKED
+        """
+
+    /// The plan of a claim, for tests.
+    public func eventClaimPlan() throws(StoreError) -> String {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try connection.execute("EXPLAIN " + Self.claimQuery, [.int(0), .text("n"), .int(1)]).rows
+                    .compactMap { $0.text("QUERY PLAN") }.joined(separator: "\n")
+            }
         }
     }
 

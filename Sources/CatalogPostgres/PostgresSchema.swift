@@ -98,6 +98,9 @@ enum PostgresSchema {
             ALTER TABLE blob_versions ADD COLUMN sweep_at bigint;
             CREATE INDEX blob_versions_by_sweep ON blob_versions (sweep_at) WHERE sweep_at IS NOT NULL;
             """),
+        // The claim reads what is due by this index, so that a round finds nothing in a probe
+        // when a dead webhook's events all wait for their retry, however many they are.
+        ("15-events-due", "CREATE INDEX events_by_due ON events (next_attempt, id);"),
     ]
 
     static func migrate(_ pool: PostgresPool) throws(PostgresError) {

@@ -57,16 +57,35 @@ extension SQLiteBlobIndex: EventOutbox {
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
         try run {
             try pool.read { db in
-                var claimed = try Row.fetchAll(db.cachedStatement(sql: """
-                    SELECT * FROM event_retries r INDEXED BY event_retries_by_due WHERE r.next_attempt <= ?
-                    AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = r.target AND p.key = r.key AND p.id < r.id)
-                    ORDER BY r.next_attempt LIMIT ?
-                    """), arguments: [now, limit]).map(Self.event(from:))
+                var claimed = try Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:))
                 try Self.claimFresh(into: &claimed, limit: limit, in: db)
                 return claimed.sorted { $0.id < $1.id }
             }
         }
     }
+
+    /// The plan of a claim's two reads, for tests.
+    public func eventClaimPlan() throws(StoreError) -> String {
+        try run {
+            try pool.read { db in
+                let due = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.dueQuery, arguments: [0, 1])
+                let fresh = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.freshQuery, arguments: [0, 1])
+                return (due + fresh).map { $0["detail"] as String? ?? "" }.joined(separator: "\n")
+            }
+        }
+    }
+
+    private static let dueQuery = """
+        SELECT * FROM event_retries r INDEXED BY event_retries_by_due WHERE r.next_attempt <= ?
+        AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = r.target AND p.key = r.key AND p.id < r.id)
+        ORDER BY r.next_attempt LIMIT ?
+        """
+
+    private static let freshQuery = """
+        SELECT *, 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
+        AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = q.target AND p.key = q.key AND p.id < q.id)
+        ORDER BY q.id LIMIT ?
+        """
 
     /// Adds never-tried events to `claimed`, one per (target, key), in id order, up to `limit`.
     /// A key written many times in a row fills a window of rows with its events, of which one
@@ -76,11 +95,7 @@ extension SQLiteBlobIndex: EventOutbox {
         var after: Int64 = 0
         let window = max(limit, 1) * 4
         for _ in 0..<4 where claimed.count < limit {
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT *, 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
-                AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = q.target AND p.key = q.key AND p.id < q.id)
-                ORDER BY q.id LIMIT ?
-                """), arguments: [after, window])
+            let rows = try Row.fetchAll(db.cachedStatement(sql: freshQuery), arguments: [after, window])
             for row in rows where claimed.count < limit && seen.insert(EventKey(target: row["target"], key: Array(row["key"] as Data))).inserted {
                 claimed.append(event(from: row))
             }

@@ -137,6 +137,23 @@ extension CatalogConformance {
             #expect(next[0].payload.contains("\"sequencer\":\"\(EventJSON.sequencer(next[0].id))\""))
         }
 
+        /// A claim finds what is due by an index, not by reading every pending event: a dead
+        /// webhook's backlog, all waiting for retries, costs an empty round a probe.
+        @Test(arguments: Backend.all)
+        func claimsReadTheDueIndex(_ backend: Backend) throws {
+            let index = try backend.open()
+            let plan: String
+            if let sqlite = index as? SQLiteBlobIndex {
+                plan = try sqlite.eventClaimPlan()
+                #expect(plan.contains("event_retries_by_due") && plan.contains("event_retries_by_key"), "\(plan)")
+            } else if let postgres = index as? PostgresBlobIndex {
+                plan = try postgres.eventClaimPlan()
+                #expect(plan.contains("events_by_due") && plan.contains("events_by_target_key"), "\(plan)")
+            } else {
+                throw TestFailure("unknown backend")
+            }
+        }
+
         /// A node's lease keeps its events from the other nodes until it runs out.
         @Test(arguments: Backend.shared)
         func leasesHoldAcrossNodes(_ backend: Backend) throws {
