@@ -1,7 +1,9 @@
+import BlobCatalog
 import BlobStore
 import Foundation
 import HTTPCore
 import Logging
+import Synchronization
 
 /// The delivery loop of one node (DESIGN.md §6): on a thread of its own, it claims due events
 /// from the outbox with a lease, POSTs each to its webhook with a stable `webhook-id` (the
@@ -20,6 +22,8 @@ final class EventDelivery: Sendable {
     }
 
     private let outbox: any EventOutbox
+    /// Where the loop's calls to the outbox run (`inCatalogThread`), at the requests' priority.
+    private let catalogThread = BlockingPool(name: "blobd-events-catalog", threads: 1)
     private let targets: [String: WebhookTarget]
     private let node: String
     private let retentionMillis: Int64
@@ -61,7 +65,9 @@ final class EventDelivery: Sendable {
                 let now = clock_millis()
                 if now - lastStats >= 1000 {
                     lastStats = now
-                    if let stats = try? outbox.eventQueueStats() { metrics.queue(stats) }
+                    if let stats = try? inCatalogThread({ [outbox] () throws(StoreError) in try outbox.eventQueueStats() }) {
+                        metrics.queue(stats)
+                    }
                 }
                 let worked: Bool
                 do throws(StoreError) {
@@ -91,7 +97,9 @@ final class EventDelivery: Sendable {
     /// Claims and sends one batch; false when there was nothing to do.
     private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Bool {
         // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
-        let claimed = try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
+        let claimed = try inCatalogThread { [outbox, node, leaseMillis] () throws(StoreError) in
+            try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
+        }
         guard !claimed.isEmpty else { return false }
         reached(.afterClaim)
         var outcome = Outcome()
@@ -180,12 +188,29 @@ final class EventDelivery: Sendable {
 
     /// Deletes what a round delivered and releases what it retries.
     private func write(_ outcome: Outcome) {
-        do throws(StoreError) { try outbox.removeEvents(outcome.done) } catch {
+        do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.removeEvents(outcome.done) } } catch {
             logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
         }
-        do throws(StoreError) { try outbox.retryEvents(outcome.retries) } catch {
+        do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.retryEvents(outcome.retries) } } catch {
             logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Runs `body` on `catalogThread` and waits for it. The loop's thread runs at nice 10, and
+    /// while the requests' threads keep it from the CPU it must not hold what they wait for: the
+    /// catalog's writer (SQLite has one) or a reader connection.
+    private func inCatalogThread<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) throws(StoreError) -> T {
+        let result = Mutex<Result<T, StoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        catalogThread.submit {
+            let outcome: Result<T, StoreError>
+            do throws(StoreError) { outcome = .success(try body()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        guard let outcome = result.withLock({ $0 }) else { throw .index(.failed("the outbox call gave no answer")) }
+        return try outcome.get()
     }
 
     /// Milliseconds of a test's setting in seconds (0.01 to 3600), else of `default`.
