@@ -45,20 +45,21 @@ public struct EventDraft: Sendable, Equatable {
     /// at `millis` since the epoch: cheap to make (no rendering), so that a commit can store it
     /// and the delivery render the message (`EventFacts.message(sequencer:)`).
     public func facts(for record: BlobRecord, millis: Int64) -> [EventFacts] {
-        let tag = name.hasPrefix("ObjectRemoved") ? "" : WriteCondition.TagScheme.content.tag(of: record)
-        return targets.map { target in
-            EventFacts(name: name, principal: principal, requestID: requestID, sourceIP: sourceIP, dialect: dialect, node: node,
-                       region: region, configurationID: target.configurationID, key: record.key.rawValue, size: record.size,
-                       eTag: tag, sha256: record.sha256, version: record.version, versioned: record.versioned, millis: millis)
-        }
+        targets.map { fact(for: record, target: $0, millis: millis) }
+    }
+
+    /// What `target` is told about `record` at `millis`.
+    private func fact(for record: BlobRecord, target: EventTarget, millis: Int64) -> EventFacts {
+        EventFacts(name: name, principal: principal, requestID: requestID, sourceIP: sourceIP, dialect: dialect, node: node,
+                   region: region, configurationID: target.configurationID, key: record.key.rawValue, size: record.size,
+                   eTag: name.hasPrefix("ObjectRemoved") ? "" : WriteCondition.TagScheme.content.tag(of: record),
+                   sha256: record.sha256, version: record.version, versioned: record.versioned, millis: millis)
     }
 
     /// The S3 event message (`{"Records": [...]}`) reporting `record` to `target`, at `millis`
     /// since the epoch; `sequencer` grows per key (without one the message has an empty one).
     public func payload(for record: BlobRecord, target: EventTarget, sequencer: Int64?, millis: Int64) -> String {
-        let one = EventDraft(name: name, targets: [target], principal: principal, requestID: requestID, sourceIP: sourceIP,
-                             dialect: dialect, node: node, region: region)
-        return one.facts(for: record, millis: millis)[0].message(sequencer: sequencer)
+        fact(for: record, target: target, millis: millis).message(sequencer: sequencer)
     }
 
     /// The bucket of a key: its first segment (nil when it has no slash, as a content address).
