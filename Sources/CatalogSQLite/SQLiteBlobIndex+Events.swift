@@ -76,31 +76,36 @@ extension SQLiteBlobIndex: EventOutbox {
     }
 
     private static let dueQuery = """
-        SELECT * FROM event_retries r INDEXED BY event_retries_by_due WHERE r.next_attempt <= ?
+        SELECT \(columnNames), attempts, next_attempt FROM event_retries r INDEXED BY event_retries_by_due WHERE r.next_attempt <= ?
         AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = r.target AND p.key = r.key AND p.id < r.id)
         ORDER BY r.next_attempt LIMIT ?
         """
 
     private static let freshQuery = """
-        SELECT *, 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
+        SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
         AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = q.target AND p.key = q.key AND p.id < q.id)
         ORDER BY q.id LIMIT ?
         """
 
     /// Adds never-tried events to `claimed`, one per (target, key), in id order, up to `limit`.
     /// A key written many times in a row fills a window of rows with its events, of which one
-    /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most).
+    /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most). Rows
+    /// are read one at a time, and only those claimed are made into events.
     private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, in db: Database) throws {
         var seen = Set(claimed.map { EventKey(target: $0.target, key: $0.key) })
         var after: Int64 = 0
         let window = max(limit, 1) * 4
         for _ in 0..<4 where claimed.count < limit {
-            let rows = try Row.fetchAll(db.cachedStatement(sql: freshQuery), arguments: [after, window])
-            for row in rows where claimed.count < limit && seen.insert(EventKey(target: row["target"], key: Array(row["key"] as Data))).inserted {
-                claimed.append(event(from: row))
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: freshQuery), arguments: [after, window])
+            var read = 0
+            while claimed.count < limit, let row = try rows.next() {
+                read += 1
+                after = row[Column.id]
+                if seen.insert(EventKey(target: row[Column.target], key: Array(row[Column.key] as Data))).inserted {
+                    claimed.append(event(from: row))
+                }
             }
-            guard rows.count == window, let last = rows.last else { return }
-            after = last["id"]
+            guard read == window else { return }
         }
     }
 
@@ -142,7 +147,7 @@ extension SQLiteBlobIndex: EventOutbox {
     public func pendingEvents(after: Int64?, limit: Int) throws(StoreError) -> (events: [OutboxEvent], total: Int) {
         try run {
             try pool.read { db in
-                let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(Self.allEvents) WHERE id > ? ORDER BY id LIMIT ?",
+                let rows = try Row.fetchAll(db, sql: "SELECT \(Self.columnNames), attempts, next_attempt FROM \(Self.allEvents) WHERE id > ? ORDER BY id LIMIT ?",
                                             arguments: [after ?? 0, limit])
                 let total = try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM event_queue) + (SELECT COUNT(*) FROM event_retries)") ?? 0
                 return (rows.map(Self.event(from:)), total)
@@ -164,22 +169,32 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
+    /// The place of each column in every read of events: `columnNames`, then `attempts` and
+    /// `next_attempt` (read by position: by name GRDB searches the columns for each value).
+    private enum Column {
+        static let id = 0, target = 1, bucket = 2, key = 3, event = 4, created = 5, sha256 = 6, facts = 7, payload = 8
+        static let attempts = 9, nextAttempt = 10
+    }
+
     /// An event as delivered: its message from the row's facts, rendered when it is sent, or
     /// (moved from the first outbox) its message with the id as sequencer.
     private static func event(from row: Row) -> OutboxEvent {
-        let id: Int64 = row["id"]
-        let message: EventMessage = (row["payload"] as String?).map { .rendered(EventJSON.fillingSequencer($0, with: id)) } ?? .facts(facts(from: row))
-        return OutboxEvent(id: id, target: row["target"], bucket: row["bucket"], key: Array(row["key"] as Data), event: row["event"],
-                           message: message, created: row["created"], attempts: row["attempts"], nextAttempt: row["next_attempt"])
+        let id: Int64 = row[Column.id]
+        let message: EventMessage = (row[Column.payload] as String?).map { .rendered(EventJSON.fillingSequencer($0, with: id)) }
+            ?? .facts(facts(from: row))
+        return OutboxEvent(id: id, target: row[Column.target], bucket: row[Column.bucket], key: Array(row[Column.key] as Data),
+                           event: row[Column.event], message: message, created: row[Column.created], attempts: row[Column.attempts],
+                           nextAttempt: row[Column.nextAttempt])
     }
 
     /// The row's facts; a row whose facts cannot be read still goes, with what its columns say.
     private static func facts(from row: Row) -> EventFacts {
-        let key = String(decoding: row["key"] as Data, as: UTF8.self), sha256 = Array((row["sha256"] as Data?) ?? Data())
-        return EventFacts(packed: row["facts"] ?? "", name: row["event"], key: key, sha256: sha256, millis: row["created"])
-            ?? EventFacts(name: row["event"], principal: "", requestID: "", sourceIP: "", dialect: "", node: "", region: "",
+        let key = String(decoding: row[Column.key] as Data, as: UTF8.self), sha256 = Array((row[Column.sha256] as Data?) ?? Data())
+        let name: String = row[Column.event], millis: Int64 = row[Column.created]
+        return EventFacts(packed: row[Column.facts] ?? "", name: name, key: key, sha256: sha256, millis: millis)
+            ?? EventFacts(name: name, principal: "", requestID: "", sourceIP: "", dialect: "", node: "", region: "",
                           configurationID: "", key: key, size: 0, eTag: "", sha256: sha256, version: "", versioned: false,
-                          millis: row["created"])
+                          millis: millis)
     }
 }
 

@@ -25,11 +25,18 @@ public struct NotificationConfiguration: Sendable, Equatable {
         }
 
         /// True when this subscription wants event `name` (without `s3:`) of `objectKey`.
+        /// Compared byte for byte, as S3 compares keys (not as Unicode text); `name` is
+        /// without `s3:`, and a pattern ending in `:*` takes every name it starts.
         public func wants(_ name: String, objectKey: String) -> Bool {
-            guard objectKey.hasPrefix(prefix), objectKey.hasSuffix(suffix) else { return false }
-            let full = "s3:" + name
+            let key = objectKey.utf8
+            guard key.starts(with: prefix.utf8), key.count >= suffix.utf8.count,
+                  key.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) else { return false }
             return events.contains { pattern in
-                pattern == full || (pattern.hasSuffix(":*") && full.hasPrefix(pattern.dropLast()))
+                let pattern = pattern.utf8
+                guard pattern.starts(with: "s3:".utf8) else { return false }
+                let wanted = pattern.dropFirst(3)
+                if wanted.elementsEqual(name.utf8) { return true }
+                return wanted.count >= 2 && wanted.suffix(2).elementsEqual(":*".utf8) && name.utf8.starts(with: wanted.dropLast())
             }
         }
     }

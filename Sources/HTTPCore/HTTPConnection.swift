@@ -116,7 +116,9 @@ public final class HTTPConnection {
         let bytes = batch.flatMap { HTTPClient.request($0.method, url: url, $0.path, headers: $0.headers, body: $0.body) }
         try HTTPClient.sendAll(bytes, on: connection, deadline: next(), timeout: timeout)
         var reader = ResponseReader(socket: connection, deadline: next(), timeout: timeout)
-        for request in batch {
+        defer { reader.resetLowWater() }
+        for (index, request) in zip(batch.indices, batch) {
+            reader.answersLeft = batch.endIndex - index
             results.append(.success(try reader.response(isHead: request.method == "HEAD", limit: limit)))
             reader.deadline = next()
             guard reader.lastLeavesOpen else {

@@ -21,6 +21,15 @@ struct ResponseReader {
 
     /// The most header lines, and the longest line, of a head.
     static let maxHeaderLines = 200, maxLine = 16 * 1024
+    /// Answers still to come, the one being read included (`HTTPConnection.pipeline` counts
+    /// them down): while it waits the reader asks the kernel to wake it only once they can all
+    /// be there (`SO_RCVLOWAT`), not at each answer's first bytes.
+    var answersLeft = 1
+    /// The socket's low-water mark as this reader set it (0: not set yet; another reader on the
+    /// kept connection may have left another).
+    private var lowWater: Int32 = 0
+    /// The fewest bytes an answer can have: `HTTP/1.1 200\r\n\r\n`.
+    static let shortestAnswer = 16
 
     /// Bytes read past the last answer (the next pipelined answer's, or ones nothing asked for).
     var hasUnreadBytes: Bool { start < buffer.count }
@@ -165,6 +174,7 @@ struct ResponseReader {
             }
             let code = errno
             guard code == EAGAIN || code == EWOULDBLOCK else { throw .receive(Errno(code)) }
+            setLowWater()
             do {
                 guard try HTTPClient.wait(socket, for: Int16(POLLIN), until: deadline) else { throw HTTPClientError.timeout(seconds: timeout) }
             } catch let error as HTTPClientError {
@@ -172,6 +182,28 @@ struct ResponseReader {
             } catch {
                 throw .receive(error as? Errno ?? Errno(EIO))
             }
+        }
+    }
+
+    /// Before a wait: the bytes that must still come before every answer left is complete, at
+    /// least one more for this one and `shortestAnswer` for each after it (capped; the end of the
+    /// connection, an error or the deadline end the wait as before). Linux's poll(2) honours it
+    /// for TCP; elsewhere, or if the call fails, the wait ends at the first byte, as without it.
+    private mutating func setLowWater() {
+        setLowWater(Int32(clamping: 1 + Self.shortestAnswer * min(max(answersLeft - 1, 0), 256)))
+    }
+
+    /// After the last answer: the kernel's usual mark again (one byte), so that a check of the
+    /// kept connection for bytes nothing asked for sees the first one.
+    mutating func resetLowWater() {
+        if lowWater > 1 { setLowWater(1) }
+    }
+
+    private mutating func setLowWater(_ bytes: Int32) {
+        var want = bytes
+        guard want != lowWater else { return }
+        if setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVLOWAT, &want, socklen_t(MemoryLayout<Int32>.size)) == 0 {
+            lowWater = want
         }
     }
 

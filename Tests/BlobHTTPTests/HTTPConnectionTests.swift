@@ -8,7 +8,7 @@ import Testing
 /// idle connection each make the next request open a new one, and no request is lost.
 @Suite struct HTTPConnectionTests {
     static let server = """
-        import socket, sys, threading
+        import socket, sys, threading, time
         count = 0
         def serve(conn):
             global count
@@ -40,6 +40,14 @@ import Testing
                 elif path == "/eof":
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\n\\r\\n" + body)
                     break
+                elif path == "/short":
+                    # The shortest answer there is, late: 16 bytes.
+                    time.sleep(0.02)
+                    conn.sendall(b"HTTP/1.1 204\\r\\n\\r\\n")
+                elif path == "/stray":
+                    conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
+                    time.sleep(0.1)
+                    conn.sendall(b"X")
                 elif path == "/drop":
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
                     conn.shutdown(socket.SHUT_RDWR)
@@ -143,6 +151,28 @@ import Testing
         #expect(answers(connection, paths) == paths.map { "200 1 \($0)" })
         #expect(connection.isOpen)
         #expect(answers(connection, ["/f"]) == ["200 1 /f"])
+    }
+
+    /// Answers of the fewest bytes an answer can have (16), each late: the reader, which waits
+    /// until the answers left can all be there, waits for no byte more than they have.
+    @Test func pipelineOfTheShortestAnswers() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        #expect(answers(connection, ["/a"]) == ["200 1 /a"])
+        let started = ContinuousClock.now
+        #expect(answers(connection, Array(repeating: "/short", count: 12)) == Array(repeating: "204 ", count: 12))
+        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(answers(connection, ["/b", "/short", "/c"]) == ["200 1 /b", "204 ", "200 1 /c"])
+    }
+
+    /// A byte nothing asked for, after a pipeline's last answer, is seen before the next
+    /// pipeline: that one goes on a new connection.
+    @Test func aStrayByteAfterAPipelineClosesTheConnection() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        #expect(answers(connection, ["/a", "/b", "/stray"]) == ["200 1 /a", "200 1 /b", "200 1 /stray"])
+        Thread.sleep(forTimeInterval: 0.4)
+        #expect(answers(connection, ["/c", "/d"]) == ["200 2 /c", "200 2 /d"])
     }
 
     /// A server that closes after an answer took none of the requests after it: they go again
