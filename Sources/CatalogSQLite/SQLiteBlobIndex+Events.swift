@@ -109,15 +109,14 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
+    /// One prepared statement per table whatever the number of ids: they are bound as one JSON
+    /// array, read by `json_each` (a list of `?` would be a new statement for each count).
     public func removeEvents(_ ids: [Int64]) throws(StoreError) {
         guard let newest = ids.max() else { return }
+        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
         try writeUnsynced { db in
-            // A statement per table for a round's ids, not one per id.
-            for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
-                let list = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                for table in ["event_queue", "event_retries"] {
-                    try db.execute(sql: "DELETE FROM \(table) WHERE id IN (\(list))", arguments: StatementArguments(Array(chunk)))
-                }
+            for table in ["event_queue", "event_retries"] {
+                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE id IN (SELECT value FROM json_each(?))").execute(arguments: [list])
             }
             try db.cachedStatement(sql: "UPDATE event_ids SET floor = max(floor, ?)").execute(arguments: [newest])
         }

@@ -69,14 +69,18 @@ final class EventDelivery: Sendable {
                         metrics.queue(stats)
                     }
                 }
-                let worked: Bool
+                let claimed: Int
                 do throws(StoreError) {
-                    worked = try round(now: now, connections: &connections)
+                    claimed = try round(now: now, connections: &connections)
                 } catch {
                     logger.warning("Cannot read the event outbox; retrying", metadata: ["error": "\(error)"])
-                    worked = false
+                    claimed = 0
                 }
-                if !worked { usleep(100_000) }
+                if claimed == 0 {
+                    usleep(100_000)
+                } else if claimed < Self.batch / 4 {
+                    usleep(Self.gatherMicros)
+                }
             }
         }
         thread.name = "blobd-events"
@@ -94,13 +98,19 @@ final class EventDelivery: Sendable {
         var waiting: [String: Int64] = [:]
     }
 
-    /// Claims and sends one batch; false when there was nothing to do.
-    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Bool {
+    /// After a round of less than a quarter of a batch, the loop waits this long before it
+    /// claims again, so that while writes stream in a round carries tens of events: a round
+    /// costs a claim, a deletion (SQLite's one writer, which every commit waits for) and four
+    /// thread switches, whatever its size. An event waits at most this much longer.
+    static let gatherMicros: useconds_t = 10_000
+
+    /// Claims and sends one batch; the number of events claimed.
+    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Int {
         // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
         let claimed = try inCatalogThread { [outbox, node, leaseMillis] () throws(StoreError) in
             try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
         }
-        guard !claimed.isEmpty else { return false }
+        guard !claimed.isEmpty else { return 0 }
         reached(.afterClaim)
         var outcome = Outcome()
         defer { write(outcome) }
@@ -137,7 +147,7 @@ final class EventDelivery: Sendable {
                 deliver(Array(pipeline), to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
             }
         }
-        return true
+        return claimed.count
     }
 
     /// Events sent together on a webhook's kept connection (HTTP/1.1 pipelining): one write
