@@ -83,6 +83,11 @@ public struct EventFacts: Sendable, Equatable {
     /// The S3 event message (`{"Records": [...]}`); without a `sequencer` it has an empty one,
     /// for `EventJSON.fillingSequencer`.
     public func message(sequencer: Int64?) -> String {
+        String(decoding: messageBytes(sequencer: sequencer), as: UTF8.self)
+    }
+
+    /// The S3 event message in UTF-8, as a request's body takes it.
+    public func messageBytes(sequencer: Int64?) -> [UInt8] {
         let slash = key.firstIndex(of: "/")
         let bucket = slash.map { String(key[..<$0]) } ?? key
         let objectKey = slash.map { String(key[key.index(after: $0)...]) } ?? ""
@@ -130,7 +135,7 @@ public struct EventFacts: Sendable, Equatable {
         json.raw(",\"version\":")
         json.string(version)
         json.raw("}}]}")
-        return json.text
+        return json.bytes
     }
 }
 
@@ -146,6 +151,14 @@ public enum EventMessage: Sendable, Equatable {
         switch self {
         case .rendered(let text): text
         case .facts(let facts): facts.message(sequencer: sequencer)
+        }
+    }
+
+    /// The message in UTF-8, with `sequencer` when it is made from facts.
+    public func bytes(sequencer: Int64) -> [UInt8] {
+        switch self {
+        case .rendered(let text): Array(text.utf8)
+        case .facts(let facts): facts.messageBytes(sequencer: sequencer)
         }
     }
 }

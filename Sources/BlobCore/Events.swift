@@ -82,6 +82,8 @@ public struct OutboxEvent: Sendable, Equatable {
     public var message: EventMessage
     /// The message sent, rendered (each read renders it again from facts).
     public var payload: String { message.text(sequencer: id) }
+    /// The message sent, rendered in UTF-8 (as a request's body takes it).
+    public var payloadBytes: [UInt8] { message.bytes(sequencer: id) }
     /// Milliseconds since the epoch.
     public var created: Int64
     public var attempts: Int

@@ -30,6 +30,9 @@ struct ResponseReader {
     private var lowWater: Int32 = 0
     /// The fewest bytes an answer can have: `HTTP/1.1 200\r\n\r\n`.
     static let shortestAnswer = 16
+    /// Bytes dropped from the front of `buffer` so far, and the length of the shortest answer
+    /// read yet: answers to like requests are alike.
+    private var dropped = 0, shortestSeen: Int?
 
     /// Bytes read past the last answer (the next pipelined answer's, or ones nothing asked for).
     var hasUnreadBytes: Bool { start < buffer.count }
@@ -41,6 +44,8 @@ struct ResponseReader {
     }
 
     mutating func response(isHead: Bool, limit: Int) throws(HTTPClientError) -> HTTPClientResponse {
+        let begin = dropped + start
+        defer { shortestSeen = min(shortestSeen ?? .max, dropped + start - begin) }
         while true {
             let (status, headers) = try head()
             if (100...199).contains(status) { continue }
@@ -158,6 +163,7 @@ struct ResponseReader {
         if atEnd { return false }
         if start > 0 {
             buffer.removeFirst(start)
+            dropped += start
             start = 0
         }
         while true {
@@ -174,23 +180,33 @@ struct ResponseReader {
             }
             let code = errno
             guard code == EAGAIN || code == EWOULDBLOCK else { throw .receive(Errno(code)) }
-            setLowWater()
-            do {
-                guard try HTTPClient.wait(socket, for: Int16(POLLIN), until: deadline) else { throw HTTPClientError.timeout(seconds: timeout) }
-            } catch let error as HTTPClientError {
-                throw error
-            } catch {
-                throw .receive(error as? Errno ?? Errno(EIO))
-            }
+            try waitForMore()
         }
     }
 
-    /// Before a wait: the bytes that must still come before every answer left is complete, at
-    /// least one more for this one and `shortestAnswer` for each after it (capped; the end of the
-    /// connection, an error or the deadline end the wait as before). Linux's poll(2) honours it
-    /// for TCP; elsewhere, or if the call fails, the wait ends at the first byte, as without it.
-    private mutating func setLowWater() {
-        setLowWater(Int32(clamping: 1 + Self.shortestAnswer * min(max(answersLeft - 1, 0), 256)))
+    /// Waits until more bytes came. While answers are left after this one, the kernel is asked
+    /// to wake the reader only once they can all be there (`SO_RCVLOWAT`): for a few
+    /// milliseconds, once they take as many bytes as the shortest answer yet; then once they
+    /// take the fewest they can: at least one more for this answer and `shortestAnswer` for each
+    /// after it. The end of the connection, an error or the deadline end a wait as before.
+    /// Linux's poll(2) honours the mark for TCP; elsewhere, or if the call fails, a wait ends
+    /// at the first byte.
+    private mutating func waitForMore() throws(HTTPClientError) {
+        let after = min(max(answersLeft - 1, 0), 256)
+        if after > 0, let shortest = shortestSeen, shortest > Self.shortestAnswer {
+            setLowWater(Int32(clamping: min(1 + shortest * after, 256 * 1024)))
+            if try waitReadable(until: min(deadline, .now + .milliseconds(5))) { return }
+        }
+        setLowWater(Int32(clamping: 1 + Self.shortestAnswer * after))
+        guard try waitReadable(until: deadline) else { throw .timeout(seconds: timeout) }
+    }
+
+    private func waitReadable(until time: ContinuousClock.Instant) throws(HTTPClientError) -> Bool {
+        do {
+            return try HTTPClient.wait(socket, for: Int16(POLLIN), until: time)
+        } catch {
+            throw .receive(error)
+        }
     }
 
     /// After the last answer: the kernel's usual mark again (one byte), so that a check of the

@@ -163,7 +163,7 @@ final class EventDelivery: Sendable {
             let connection = connections[name] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
             connections[name] = connection
             let requests = events.map { event in
-                let body = Array(event.payload.utf8)
+                let body = event.payloadBytes
                 return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
                                               headers: Self.headers(event, body: body, secret: target.secret), body: body)
             }

@@ -165,6 +165,18 @@ import Testing
         #expect(answers(connection, ["/b", "/short", "/c"]) == ["200 1 /b", "204 ", "200 1 /c"])
     }
 
+    /// Shorter answers after longer ones: the reader, which first waits for as many bytes as
+    /// the shortest answer yet would take, then for the fewest they can, gets each in time.
+    @Test func pipelineOfShorterAnswersAfterLongerOnes() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        let paths = ["/long-a", "/long-b", "/long-c"] + Array(repeating: "/short", count: 6) + ["/d"]
+        let started = ContinuousClock.now
+        #expect(answers(connection, paths) == ["200 1 /long-a", "200 1 /long-b", "200 1 /long-c"] + Array(repeating: "204 ", count: 6)
+            + ["200 1 /d"])
+        #expect(ContinuousClock.now - started < .seconds(4))
+    }
+
     /// A byte nothing asked for, after a pipeline's last answer, is seen before the next
     /// pipeline: that one goes on a new connection.
     @Test func aStrayByteAfterAPipelineClosesTheConnection() throws {
