@@ -77,7 +77,7 @@ clean:
 	rm -rf .build dist
 
 # blobd vs nginx vs lighttpd on this machine (~5 minutes), then the grants benchmark
-# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~3 minutes), the S3 benchmark
+# (bench-grants, ~2 minutes), the events benchmark (bench-events, ~2 minutes), the S3 benchmark
 # (bench-s3, ~4 minutes) and the cluster benchmark
 # (bench-cluster, ~4 minutes); never part of `make test`.
 BENCH_PACKAGES := nginx lighttpd lighttpd-mod-webdav wrk
@@ -99,7 +99,8 @@ bench-grants: release bench-deps
 bench-versions: release bench-deps
 	python3 bench/versions.py
 
-# Only the events benchmark: small PUTs with one subscription vs none (~1 minute).
+# Only the events benchmark: small PUTs into a bucket with one subscription vs one without, in one
+# blobd (~2 minutes); table in bench/results/events.md.
 bench-events: release bench-deps
 	python3 bench/events.py
 
