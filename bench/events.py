@@ -102,7 +102,7 @@ def free_port():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
-    ap.add_argument("--rounds", type=int, default=8, help="pairs of runs, one in each bucket")
+    ap.add_argument("--rounds", type=int, default=12, help="pairs of runs, one in each bucket")
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--time-budget", type=int, default=400)
     ap.add_argument("--tmpdir", default=os.environ.get("TMPDIR", "/tmp"))

@@ -58,7 +58,9 @@ extension SQLiteBlobIndex: EventOutbox {
         try run {
             try pool.read { db in
                 var claimed = try Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:))
-                try Self.claimFresh(into: &claimed, limit: limit, in: db)
+                // Without retries (as a rule) no key waits: the fresh rows need no look at them.
+                let retries = try !claimed.isEmpty || Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM event_retries)")) == true
+                try Self.claimFresh(into: &claimed, limit: limit, query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
                 return claimed.sorted { $0.id < $1.id }
             }
         }
@@ -87,16 +89,21 @@ extension SQLiteBlobIndex: EventOutbox {
         ORDER BY q.id LIMIT ?
         """
 
-    /// Adds never-tried events to `claimed`, one per (target, key), in id order, up to `limit`.
+    private static let freshQueryWithoutRetries = """
+        SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ? ORDER BY q.id LIMIT ?
+        """
+
+    /// Adds never-tried events to `claimed` (read by `query`: `freshQuery`, or without retries
+    /// `freshQueryWithoutRetries`), one per (target, key), in id order, up to `limit`.
     /// A key written many times in a row fills a window of rows with its events, of which one
     /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most). Rows
     /// are read one at a time, and only those claimed are made into events.
-    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, in db: Database) throws {
+    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, query: String, in db: Database) throws {
         var seen = Set(claimed.map { EventKey(target: $0.target, key: $0.key) })
         var after: Int64 = 0
         let window = max(limit, 1) * 4
         for _ in 0..<4 where claimed.count < limit {
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: freshQuery), arguments: [after, window])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: query), arguments: [after, window])
             var read = 0
             while claimed.count < limit, let row = try rows.next() {
                 read += 1
