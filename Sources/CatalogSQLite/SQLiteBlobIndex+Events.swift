@@ -83,15 +83,16 @@ extension SQLiteBlobIndex: EventOutbox {
         ORDER BY r.next_attempt LIMIT ?
         """
 
-    private static let freshQuery = """
-        SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?
+    /// Never-tried events after an id, with the retry state they start with.
+    private static let freshRows = "SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?"
+
+    private static let freshQuery = freshRows + """
+
         AND NOT EXISTS (SELECT 1 FROM event_retries p WHERE p.target = q.target AND p.key = q.key AND p.id < q.id)
         ORDER BY q.id LIMIT ?
         """
 
-    private static let freshQueryWithoutRetries = """
-        SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ? ORDER BY q.id LIMIT ?
-        """
+    private static let freshQueryWithoutRetries = freshRows + " ORDER BY q.id LIMIT ?"
 
     /// Adds never-tried events to `claimed` (read by `query`: `freshQuery`, or without retries
     /// `freshQueryWithoutRetries`), one per (target, key), in id order, up to `limit`.

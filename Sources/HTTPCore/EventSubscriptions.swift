@@ -24,9 +24,9 @@ public struct NotificationConfiguration: Sendable, Equatable {
             self.suffix = suffix
         }
 
-        /// True when this subscription wants event `name` (without `s3:`) of `objectKey`.
-        /// Compared byte for byte, as S3 compares keys (not as Unicode text); `name` is
-        /// without `s3:`, and a pattern ending in `:*` takes every name it starts.
+        /// True when this subscription wants event `name` (without `s3:`) of `objectKey`,
+        /// compared byte for byte as S3 compares keys (not as Unicode text); a pattern ending in
+        /// `:*` takes every name it starts.
         public func wants(_ name: String, objectKey: String) -> Bool {
             let key = objectKey.utf8
             guard key.starts(with: prefix.utf8), key.count >= suffix.utf8.count,
