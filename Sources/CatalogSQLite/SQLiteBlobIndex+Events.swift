@@ -37,9 +37,10 @@ extension SQLiteBlobIndex: EventOutbox {
         DROP TABLE events;
         """
 
-    /// One row per target of `draft`, reporting `record`, in the caller's transaction; `facts`
-    /// are the draft's, made already (`CommitRequest.facts`), if it has them.
-    static func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord, in db: Database) throws {
+    /// One row per target of `draft`, reporting `record`, in the caller's transaction (of
+    /// `write`, which publishes it to `freshEvents` when it commits); `facts` are the draft's,
+    /// made already (`CommitRequest.facts`), if it has them.
+    func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord, in db: Database) throws {
         let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for (target, fact) in zip(draft.targets, facts) {
@@ -48,30 +49,47 @@ extension SQLiteBlobIndex: EventOutbox {
                 VALUES ((SELECT max(floor, COALESCE((SELECT MAX(id) FROM event_queue), 0), COALESCE((SELECT MAX(id) FROM event_retries), 0))
                          FROM event_ids) + 1, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, Data(fact.sha256), fact.packed])
+            freshEvents.stage(OutboxEvent(id: db.lastInsertedRowID, target: target.target, bucket: bucket, key: record.key.bytes,
+                                          event: fact.name, message: .facts(fact), created: fact.millis, attempts: 0,
+                                          nextAttempt: fact.millis))
         }
     }
 
     /// The oldest events of each (target, key) that may go now: retries that are due, and then
     /// never-tried events, each only if no earlier event of its (target, key) waits for a retry,
     /// and one per (target, key). `node` and `leaseUntil` hold nothing here (one claimer).
+    /// Without retries (as a rule) no key waits, and without rows older than `freshEvents`
+    /// the never-tried events are its copy: then the claim reads two EXISTS and no row.
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
-        try run {
+        // Before the read begins: every row at or below this floor is committed by then.
+        let fresh = freshEvents.snapshot()
+        return try run {
             try pool.read { db in
-                var claimed = try Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:))
-                // Without retries (as a rule) no key waits: the fresh rows need no look at them.
-                let retries = try !claimed.isEmpty || Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM event_retries)")) == true
-                try Self.claimFresh(into: &claimed, limit: limit, query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
+                let row = try Row.fetchOne(db.cachedStatement(sql: Self.waitingQuery), arguments: [fresh.floor])
+                let retries: Bool = row?[0] ?? true, older: Bool = row?[1] ?? true
+                var claimed = try retries ? Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:)) : []
+                if retries || older {
+                    try Self.claimFresh(into: &claimed, limit: limit, newest: fresh.newest,
+                                        query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
+                } else {
+                    Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
+                }
                 return claimed.sorted { $0.id < $1.id }
             }
         }
     }
+
+    /// Whether any event waits for a retry, and whether `event_queue` has rows at or below a floor.
+    private static let waitingQuery = """
+        SELECT EXISTS (SELECT 1 FROM event_retries), EXISTS (SELECT 1 FROM event_queue WHERE id <= ?)
+        """
 
     /// The plan of a claim's two reads, for tests.
     public func eventClaimPlan() throws(StoreError) -> String {
         try run {
             try pool.read { db in
                 let due = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.dueQuery, arguments: [0, 1])
-                let fresh = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.freshQuery, arguments: [0, 1])
+                let fresh = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.freshQuery, arguments: [0, 1, 1])
                 return (due + fresh).map { $0["detail"] as String? ?? "" }.joined(separator: "\n")
             }
         }
@@ -83,8 +101,10 @@ extension SQLiteBlobIndex: EventOutbox {
         ORDER BY r.next_attempt LIMIT ?
         """
 
-    /// Never-tried events after an id, with the retry state they start with.
-    private static let freshRows = "SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ?"
+    /// Never-tried events after an id and up to another (the newest in `freshEvents`: a claim
+    /// takes no row committed by a transaction that has not published it yet), with the retry
+    /// state they start with.
+    private static let freshRows = "SELECT \(columnNames), 0 AS attempts, created AS next_attempt FROM event_queue q WHERE q.id > ? AND q.id <= ?"
 
     private static let freshQuery = freshRows + """
 
@@ -99,12 +119,12 @@ extension SQLiteBlobIndex: EventOutbox {
     /// A key written many times in a row fills a window of rows with its events, of which one
     /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most). Rows
     /// are read one at a time, and only those claimed are made into events.
-    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, query: String, in db: Database) throws {
+    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, newest: Int64, query: String, in db: Database) throws {
         var seen = Set(claimed.map { EventKey(target: $0.target, key: $0.key) })
         var after: Int64 = 0
         let window = max(limit, 1) * 4
         for _ in 0..<4 where claimed.count < limit {
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: query), arguments: [after, window])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: query), arguments: [after, newest, window])
             var read = 0
             while claimed.count < limit, let row = try rows.next() {
                 read += 1
@@ -114,6 +134,17 @@ extension SQLiteBlobIndex: EventOutbox {
                 }
             }
             guard read == window else { return }
+        }
+    }
+
+    /// Adds never-tried events to `claimed` from `events` (`freshEvents`' copy), as
+    /// `claimFresh(into:limit:newest:query:in:)` adds them from the table: as many rows at most.
+    private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, from events: [OutboxEvent]) {
+        var seen = Set<EventKey>()
+        for event in events.prefix(max(limit, 1) * 16) where claimed.count < limit {
+            if seen.insert(EventKey(target: event.target, key: event.key)).inserted {
+                claimed.append(event)
+            }
         }
     }
 
@@ -128,6 +159,7 @@ extension SQLiteBlobIndex: EventOutbox {
             }
             try db.cachedStatement(sql: "UPDATE event_ids SET floor = max(floor, ?)").execute(arguments: [newest])
         }
+        freshEvents.remove(ids)
     }
 
     /// A never-tried event moves to `event_retries`; one there gets its new attempt.
@@ -143,6 +175,7 @@ extension SQLiteBlobIndex: EventOutbox {
                 try db.cachedStatement(sql: "UPDATE event_retries SET attempts = ?, next_attempt = ? WHERE id = ?").execute(arguments: arguments)
             }
         }
+        freshEvents.remove(retries.map(\.id))
     }
 
     /// Both tables as one queue, in id order.

@@ -27,12 +27,12 @@ extension SQLiteBlobIndex {
                         let deadline = deletion.noncurrentDays.map { LifecycleRule.nextMidnight(deletion.marker.modified + $0 * 86_400) }
                         garbage += try Self.markDeleted(record, marker: deletion.marker, versioning: deletion.versioning,
                                                         noncurrentDeadline: deadline, in: db)
-                        if let draft = events(deletion.marker) { try Self.insertEvents(draft, for: deletion.marker, in: db) }
+                        if let draft = events(deletion.marker) { try insertEvents(draft, for: deletion.marker, in: db) }
                     } else {
                         try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [keyBytes])
                         try Self.addGarbage(record.version, in: db)
                         garbage.append(record.version)
-                        if let draft = events(record) { try Self.insertEvents(draft, for: record, in: db) }
+                        if let draft = events(record) { try insertEvents(draft, for: record, in: db) }
                     }
                     removed.append(record)
                 } else {

@@ -29,7 +29,7 @@ extension SQLiteBlobIndex {
                         try Self.addGarbage(found.record.version, in: db)
                         sweep.garbage.append(found.record.version)
                     }
-                    if let draft = events(due.version) { try Self.insertEvents(draft, for: found.record, in: db) }
+                    if let draft = events(due.version) { try insertEvents(draft, for: found.record, in: db) }
                     try Self.stampIfLoneMarker(found.record.key, at: now, in: db)
                     sweep.removed.append(due.version)
                 }

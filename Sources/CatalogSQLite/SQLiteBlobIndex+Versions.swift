@@ -109,7 +109,7 @@ extension SQLiteBlobIndex: VersionIndex {
             if current != nil, let failure = condition.failure(for: current) { return .failure(failure) }
             let garbage = try Self.markDeleted(current, marker: marker, versioning: condition.versioning,
                                                noncurrentDeadline: condition.noncurrentDeadline(at: marker.modified), in: db)
-            if let events { try Self.insertEvents(events, for: marker, in: db) }
+            if let events { try insertEvents(events, for: marker, in: db) }
             return .success(VersionRemoval(removed: current.map { BlobVersion(record: $0, latest: false) },
                                            marker: BlobVersion(record: marker, deleteMarker: true, latest: true), garbage: garbage))
         }
@@ -148,7 +148,7 @@ extension SQLiteBlobIndex: VersionIndex {
             }
             try Self.stampIfLoneMarker(key, at: now, in: db)
             for version in removal.garbage { try Self.addGarbage(version, in: db) }
-            if let events, let removed = removal.removed { try Self.insertEvents(events, for: removed.record, in: db) }
+            if let events, let removed = removal.removed { try insertEvents(events, for: removed.record, in: db) }
             return .success(removal)
         }
         return try result.get()

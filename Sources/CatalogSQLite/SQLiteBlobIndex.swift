@@ -30,9 +30,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     /// Where rows whose key fails validation are reported.
     let invalidKeys: InvalidKeyRows
+    /// The never-tried events this process wrote, for the delivery loop's claims.
+    let freshEvents: FreshEvents
 
-    /// Opens (creating if needed) the index at `path`.
-    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index"))) throws(StoreError) {
+    /// Opens (creating if needed) the index at `path`; `freshEventCapacity` bounds `freshEvents`.
+    public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
+                freshEventCapacity: Int = 16_384) throws(StoreError) {
         self.invalidKeys = invalidKeys
         var configuration = Configuration()
         configuration.prepareDatabase { db in
@@ -51,6 +54,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
             }
             try Self.migrator.migrate(pool)
+            let floor = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM event_queue") } ?? 0
+            freshEvents = FreshEvents(floor: floor, capacity: freshEventCapacity)
         } catch {
             throw Self.storeError(error)
         }
@@ -71,7 +76,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
         try write { db in
             try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
-            return try batch.map { request in try Self.apply(request, in: db) }
+            return try batch.map { request in try apply(request, in: db) }
         }
     }
 
@@ -93,17 +98,17 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         if due { _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) } }
     }
 
-    private static func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
+    private func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
         let record = request.record
-        let current = try fetch(record.key, in: db)
+        let current = try Self.fetch(record.key, in: db)
         if let failure = request.condition.failure(for: current?.unexpired(now: Int64(time(nil)))) { return .failure(failure) }
         // A version this write would make garbage may be under Object Lock.
         if let current, !request.condition.versioning.keeps(current),
            let failure = request.condition.lockFailure(removing: current, at: Int64(time(nil))) { return .failure(failure) }
         if request.condition.versioning == .unversioned {
-            if let current { try addGarbage(current.version, in: db) }
+            if let current { try Self.addGarbage(current.version, in: db) }
         } else {
-            try replace(current, key: record.key, under: request.condition, in: db)
+            try Self.replace(current, key: record.key, under: request.condition, in: db)
         }
         try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
         if let upload = request.completingUpload {
@@ -122,7 +127,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             }
             try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
             try Self.addGarbage(current.version, in: db)
-            if let events { try Self.insertEvents(events, for: current, in: db) }
+            if let events { try insertEvents(events, for: current, in: db) }
             return .success(current)
         }
         return try result.get()
@@ -160,13 +165,21 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         return row.flatMap { SQLiteBlobRow.record(from: $0) }
     }
 
-    /// A write transaction, durable when this returns.
+    /// A write transaction, durable when this returns. The events it wrote join `freshEvents`
+    /// once it commits, before the writer is free for the next.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         try run {
             try pool.writeWithoutTransaction { db in
                 // After a `writeUnsynced` that could not go back to FULL: nothing commits before it is.
                 if writerUnsynced.withLock({ $0 }) { try restoreFullSync(db) }
-                return try Self.transaction(db, body)
+                do {
+                    let result = try Self.transaction(db, body)
+                    freshEvents.publishStaged()
+                    return result
+                } catch {
+                    freshEvents.discardStaged()
+                    throw error
+                }
             }
         }
     }

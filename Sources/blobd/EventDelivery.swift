@@ -61,6 +61,7 @@ final class EventDelivery: Sendable {
             var lastStats: Int64 = 0
             // One kept-alive connection per webhook, owned by this thread.
             var connections: [String: HTTPConnection] = [:]
+            var lastKeys = Set<RoundKey>()
             while true {
                 let now = clock_millis()
                 if now - lastStats >= 1000 {
@@ -69,18 +70,19 @@ final class EventDelivery: Sendable {
                         metrics.queue(stats)
                     }
                 }
-                let claimed: Int
+                let keys: Set<RoundKey>
                 do throws(StoreError) {
-                    claimed = try round(now: now, connections: &connections)
+                    keys = try round(now: now, connections: &connections)
                 } catch {
                     logger.warning("Cannot read the event outbox; retrying", metadata: ["error": "\(error)"])
-                    claimed = 0
+                    keys = []
                 }
-                if claimed == 0 {
+                if keys.isEmpty {
                     usleep(100_000)
-                } else if claimed < Self.batch / 4 {
+                } else if keys.count < Self.batch / 4, keys.isDisjoint(with: lastKeys) {
                     usleep(Self.gatherMicros)
                 }
+                lastKeys = keys
             }
         }
         thread.name = "blobd-events"
@@ -99,18 +101,26 @@ final class EventDelivery: Sendable {
     }
 
     /// After a round of less than a quarter of a batch, the loop waits this long before it
-    /// claims again, so that while writes stream in a round carries tens of events: a round
+    /// claims again, so that while writes stream in a round carries many events: a round
     /// costs a claim, a deletion (SQLite's one writer, which every commit waits for) and four
-    /// thread switches, whatever its size. An event waits at most this much longer.
-    static let gatherMicros: useconds_t = 10_000
+    /// thread switches, whatever its size. An event waits at most this much longer. A round
+    /// that sent a key the round before sent too goes on at once: that key's events go one per
+    /// round (each waits for its predecessor's answer), and a chain of them must not wait each.
+    static let gatherMicros: useconds_t = 40_000
 
-    /// Claims and sends one batch; the number of events claimed.
-    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Int {
+    /// An event's place in the per-key order, to tell a round that continues a key's chain.
+    struct RoundKey: Hashable {
+        var target: String
+        var key: [UInt8]
+    }
+
+    /// Claims and sends one batch; the (target, key) of each event claimed.
+    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Set<RoundKey> {
         // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
         let claimed = try inCatalogThread { [outbox, node, leaseMillis] () throws(StoreError) in
             try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
         }
-        guard !claimed.isEmpty else { return 0 }
+        guard !claimed.isEmpty else { return [] }
         reached(.afterClaim)
         var outcome = Outcome()
         defer { write(outcome) }
@@ -147,7 +157,7 @@ final class EventDelivery: Sendable {
                 deliver(Array(pipeline), to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
             }
         }
-        return claimed.count
+        return Set(claimed.map { RoundKey(target: $0.target, key: $0.key) })
     }
 
     /// Events sent together on a webhook's kept connection (HTTP/1.1 pipelining): one write

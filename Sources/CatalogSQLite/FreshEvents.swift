@@ -1,0 +1,75 @@
+import BlobCore
+import Synchronization
+
+/// The never-tried events this process committed since it opened the index, in memory, so that
+/// the delivery loop's claim need not read and decode the rows it just wrote: a copy of every
+/// row of `event_queue` whose id is above `floor`, in id order.
+///
+/// It stays exact because this process is the file's one writer: the writer connection stages
+/// the events of a transaction (`stage`) and publishes them once it commits, before the next
+/// transaction begins (`publishStaged`), so publication follows the ids; deletions and retries
+/// take their ids out once they commit. Rows at or below `floor` (those of an earlier process,
+/// or of an overflow) are read from the table. Memory is bounded: past `capacity` events the
+/// copy is dropped and `floor` moves up to the newest, which makes them such rows.
+final class FreshEvents: Sendable {
+    private struct State {
+        var floor: Int64
+        /// The newest id published (or the floor): rows above it may be committed and not yet
+        /// here, and no claim takes them.
+        var newest: Int64
+        var published: [OutboxEvent] = []
+        var staged: [OutboxEvent] = []
+    }
+
+    private let state: Mutex<State>
+    let capacity: Int
+
+    /// A copy whose every row is above `floor` (the newest id in the table when it opens).
+    init(floor: Int64, capacity: Int = 16_384) {
+        state = Mutex(State(floor: floor, newest: floor))
+        self.capacity = capacity
+    }
+
+    /// An event written by the writer's transaction now open.
+    func stage(_ event: OutboxEvent) {
+        state.withLock { $0.staged.append(event) }
+    }
+
+    /// The open transaction committed: its events join the copy.
+    func publishStaged() {
+        state.withLock { state in
+            guard let newest = state.staged.last?.id else { return }
+            state.newest = newest
+            if state.published.count + state.staged.count > capacity {
+                state.floor = max(state.floor, newest)
+                state.published = []
+            } else {
+                state.published += state.staged
+            }
+            state.staged = []
+        }
+    }
+
+    /// The open transaction rolled back: its events never were.
+    func discardStaged() {
+        state.withLock { $0.staged = [] }
+    }
+
+    /// The floor, the newest id published and the events above the floor, taken together (a
+    /// claim must not pair a copy with a floor that an overflow moved after it).
+    func snapshot() -> (floor: Int64, newest: Int64, events: [OutboxEvent]) {
+        state.withLock { ($0.floor, $0.newest, $0.published) }
+    }
+
+    /// Events deleted or moved to `event_retries` by a committed transaction.
+    func remove(_ ids: [Int64]) {
+        guard let newest = ids.max() else { return }
+        let gone = Set(ids)
+        state.withLock { state in
+            // Ids are in order: only the events up to the newest removed can be among them.
+            let end = state.published.firstIndex { $0.id > newest } ?? state.published.endIndex
+            let kept = state.published[..<end].filter { !gone.contains($0.id) }
+            state.published.replaceSubrange(..<end, with: kept)
+        }
+    }
+}
