@@ -72,7 +72,9 @@ extension SQLiteBlobIndex: EventOutbox {
                     try Self.claimFresh(into: &claimed, limit: limit, newest: fresh.newest,
                                         query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
                 } else {
+                    // In id order already, as the copy is.
                     Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
+                    return claimed
                 }
                 return claimed.sorted { $0.id < $1.id }
             }
@@ -141,9 +143,9 @@ extension SQLiteBlobIndex: EventOutbox {
     /// `claimFresh(into:limit:newest:query:in:)` adds them from the table: as many rows at most.
     private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, from events: [OutboxEvent]) {
         var seen = Set<EventKey>()
-        for event in events.prefix(max(limit, 1) * 16) where claimed.count < limit {
-            if seen.insert(EventKey(target: event.target, key: event.key)).inserted {
-                claimed.append(event)
+        for index in events.indices.prefix(max(limit, 1) * 16) where claimed.count < limit {
+            if seen.insert(EventKey(target: events[index].target, key: events[index].key)).inserted {
+                claimed.append(events[index])
             }
         }
     }

@@ -149,10 +149,31 @@ public struct HTTPClient: Sendable {
     /// The bytes of a request: its head (Host first, then `headers`, then Content-Length when
     /// there is a body) and its body.
     static func request(_ method: String, url: ServerURL, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
-        var head = "\(method) \(url.basePath)\(path) HTTP/1.1\r\nHost: \(url.authority)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\n" }
-        return Array((head + "\r\n").utf8) + (body ?? [])
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512 + (body?.count ?? 0))
+        appendRequest(method, url: url, path, headers: headers, body: body, to: &bytes)
+        return bytes
+    }
+
+    /// Appends the bytes of `request(...)` to `bytes`, without an intermediate copy of the body.
+    static func appendRequest(_ method: String, url: ServerURL, _ path: String, headers: [(String, String)], body: [UInt8]?,
+                              to bytes: inout [UInt8]) {
+        func field(_ name: String, _ value: String) {
+            bytes += name.utf8
+            bytes += ": ".utf8
+            bytes += value.utf8
+            bytes += "\r\n".utf8
+        }
+        bytes += method.utf8
+        bytes.append(0x20)
+        bytes += url.basePath.utf8
+        bytes += path.utf8
+        bytes += " HTTP/1.1\r\n".utf8
+        field("Host", url.authority)
+        for (name, value) in headers { field(name, value) }
+        if let body { field("Content-Length", String(body.count)) }
+        bytes += "\r\n".utf8
+        if let body { bytes += body }
     }
 
     static func deadline(after seconds: Double) -> ContinuousClock.Instant {

@@ -113,7 +113,9 @@ public final class HTTPConnection {
             connection = try HTTPClient.connect(url, deadline: next(), timeout: timeout)
             socket = connection
         }
-        let bytes = batch.flatMap { HTTPClient.request($0.method, url: url, $0.path, headers: $0.headers, body: $0.body) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(batch.reduce(0) { $0 + 512 + ($1.body?.count ?? 0) })
+        for request in batch { HTTPClient.appendRequest(request.method, url: url, request.path, headers: request.headers, body: request.body, to: &bytes) }
         try HTTPClient.sendAll(bytes, on: connection, deadline: next(), timeout: timeout)
         var reader = ResponseReader(socket: connection, deadline: next(), timeout: timeout)
         defer { reader.resetLowWater() }

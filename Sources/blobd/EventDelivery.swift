@@ -124,18 +124,20 @@ final class EventDelivery: Sendable {
         reached(.afterClaim)
         var outcome = Outcome()
         defer { write(outcome) }
-        var byTarget: [(target: String, events: [OutboxEvent])] = []
-        for event in claimed {
-            if now - event.created > retentionMillis {
+        // Events are referred to by their place in `claimed`: each copy of one retains its every text.
+        var byTarget: [(target: String, events: [Int])] = []
+        for index in claimed.indices {
+            let target = claimed[index].target
+            if now - claimed[index].created > retentionMillis {
                 logger.warning("An event was not delivered within --notify-retention; dropped",
-                               metadata: ["event.id": "\(event.id)", "target": "\(event.target)", "event": "\(event.event)",
-                                          "attempts": "\(event.attempts)"])
-                outcome.done.append(event.id)
-                metrics.dropped(event.target)
-            } else if let index = byTarget.firstIndex(where: { $0.target == event.target }) {
-                byTarget[index].events.append(event)
+                               metadata: ["event.id": "\(claimed[index].id)", "target": "\(target)", "event": "\(claimed[index].event)",
+                                          "attempts": "\(claimed[index].attempts)"])
+                outcome.done.append(claimed[index].id)
+                metrics.dropped(target)
+            } else if let place = byTarget.firstIndex(where: { $0.target == target }) {
+                byTarget[place].events.append(index)
             } else {
-                byTarget.append((event.target, [event]))
+                byTarget.append((target, [index]))
             }
         }
         let leaseUntil = now + leaseMillis
@@ -143,18 +145,18 @@ final class EventDelivery: Sendable {
             var rest = events[...]
             while !rest.isEmpty {
                 if let until = outcome.waiting[target] {
-                    outcome.retries += rest.map { EventRetry(id: $0.id, attempts: $0.attempts, nextAttempt: until) }
+                    outcome.retries += rest.map { EventRetry(id: claimed[$0].id, attempts: claimed[$0].attempts, nextAttempt: until) }
                     break
                 }
                 // Answers may take the whole timeout: a pipeline that could outlive the lease
                 // waits for the next round, so that no other node takes its events in flight.
                 if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
-                    outcome.retries += rest.map { EventRetry(id: $0.id, attempts: $0.attempts, nextAttempt: $0.nextAttempt) }
+                    outcome.retries += rest.map { EventRetry(id: claimed[$0].id, attempts: claimed[$0].attempts, nextAttempt: claimed[$0].nextAttempt) }
                     break
                 }
                 let pipeline = rest.prefix(Self.pipelineDepth)
                 rest = rest.dropFirst(pipeline.count)
-                deliver(Array(pipeline), to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
+                deliver(pipeline, of: claimed, to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
             }
         }
         return Set(claimed.map { RoundKey(target: $0.target, key: $0.key) })
@@ -164,29 +166,29 @@ final class EventDelivery: Sendable {
     /// and a few reads for all of them. Each is one POST with its own `webhook-id`, as alone.
     static let pipelineDepth = 32
 
-    /// POSTs `events` to `target` together, and notes each one's outcome: delivered on a 2xx,
-    /// else retried after a backoff.
-    private func deliver(_ events: [OutboxEvent], to name: String, before leaseEnd: Int64,
+    /// POSTs the events at `places` in `events` to `target` together, and notes each one's
+    /// outcome: delivered on a 2xx, else retried after a backoff.
+    private func deliver(_ places: ArraySlice<Int>, of events: [OutboxEvent], to name: String, before leaseEnd: Int64,
                          connections: inout [String: HTTPConnection], outcome: inout Outcome) {
         let results: [Result<HTTPClientResponse, HTTPClientError>]
         if let target = targets[name] {
             let connection = connections[name] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
             connections[name] = connection
-            let requests = events.map { event in
-                let body = event.payloadBytes
+            let requests = places.map { place in
+                let body = events[place].payloadBytes
                 return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
-                                              headers: Self.headers(event, body: body, secret: target.secret), body: body)
+                                              headers: Self.headers(events[place], body: body, secret: target.secret), body: body)
             }
             results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock_millis())))
         } else {
             logger.warning("An event names a target this node does not have (--notify-webhook)", metadata: ["target": "\(name)"])
-            results = events.map { _ in .failure(.closedEarly) }
+            results = places.map { _ in .failure(.closedEarly) }
         }
         var sent = false, logged = false
-        for (event, result) in zip(events, results) {
+        for (place, result) in zip(places, results) {
             if case .success(let response) = result, (200..<300).contains(response.status) {
                 sent = true
-                outcome.done.append(event.id)
+                outcome.done.append(events[place].id)
                 metrics.delivered(name)
                 continue
             }
@@ -198,9 +200,9 @@ final class EventDelivery: Sendable {
                 }
             }
             metrics.failed(name)
-            let attempts = event.attempts + 1
+            let attempts = events[place].attempts + 1
             let next = clock_millis() + backoff(attempts: attempts)
-            outcome.retries.append(EventRetry(id: event.id, attempts: attempts, nextAttempt: next))
+            outcome.retries.append(EventRetry(id: events[place].id, attempts: attempts, nextAttempt: next))
             outcome.waiting[name] = min(outcome.waiting[name] ?? next, next)
         }
         if sent { reached(.afterSend) }
