@@ -95,7 +95,7 @@ public struct EventFacts: Sendable, Equatable {
         json.raw("{\"Records\":[{\"eventVersion\":\"2.1\",\"eventSource\":\"blobd:s3\",\"awsRegion\":")
         json.string(region)
         json.raw(",\"eventTime\":")
-        json.string(EventJSON.isoTime(millis: millis))
+        json.isoTime(millis: millis)
         json.raw(",\"eventName\":")
         json.string(name)
         json.raw(",\"userIdentity\":{\"principalId\":")
@@ -125,7 +125,7 @@ public struct EventFacts: Sendable, Equatable {
             json.string(version)
         }
         json.raw(",\"sequencer\":")
-        json.string(sequencer.map(EventJSON.sequencer) ?? "")
+        if let sequencer { json.sequencer(sequencer) } else { json.string("") }
         json.raw("}},\"blobd\":{\"sha256\":")
         json.string(hex(sha256))
         json.raw(",\"dialect\":")

@@ -164,20 +164,55 @@ public enum EventJSON {
 
     /// A sequencer: 16 upper-case hex digits, so that they sort as they grow.
     public static func sequencer(_ value: Int64) -> String {
-        let digits = String(UInt64(bitPattern: value), radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+        var bytes: [UInt8] = []
+        appendSequencer(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `sequencer(value)`'s 16 digits, appended.
+    static func appendSequencer(_ value: Int64, to bytes: inout [UInt8]) {
+        let bits = UInt64(bitPattern: value)
+        for shift in stride(from: 60, through: 0, by: -4) {
+            bytes.append(upperHex[Int((bits >> UInt64(shift)) & 0x0F)])
+        }
     }
 
     /// `2026-11-27T07:23:22.123Z`.
     public static func isoTime(millis: Int64) -> String {
+        var bytes: [UInt8] = []
+        appendISOTime(millis: millis, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `isoTime(millis:)`'s text, appended digit by digit.
+    static func appendISOTime(millis: Int64, to bytes: inout [UInt8]) {
         let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
         let fraction = millis - seconds * 1000
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let rest = seconds - days * 86400
         let (year, month, day) = civil(fromDays: days)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millisText = fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)"
-        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60)).\(millisText)Z"
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        bytes += String(year).utf8
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(rest / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(rest % 3600 / 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(rest % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(fraction, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Howard Hinnant's days-to-civil.
@@ -212,6 +247,20 @@ struct JSONBytes {
     mutating func raw(_ text: String) {
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// `EventJSON.isoTime(millis:)` as a string literal.
+    mutating func isoTime(millis: Int64) {
+        bytes.append(UInt8(ascii: "\""))
+        EventJSON.appendISOTime(millis: millis, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `EventJSON.sequencer(_:)` as a string literal.
+    mutating func sequencer(_ value: Int64) {
+        bytes.append(UInt8(ascii: "\""))
+        EventJSON.appendSequencer(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// A string literal: quotes, backslashes and control characters escaped.

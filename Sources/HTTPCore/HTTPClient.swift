@@ -151,13 +151,14 @@ public struct HTTPClient: Sendable {
     static func request(_ method: String, url: ServerURL, _ path: String, headers: [(String, String)], body: [UInt8]?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512 + (body?.count ?? 0))
-        appendRequest(method, url: url, path, headers: headers, body: body, to: &bytes)
+        appendRequest(method, basePath: url.basePath, authority: url.authority, path, headers: headers, body: body, to: &bytes)
         return bytes
     }
 
-    /// Appends the bytes of `request(...)` to `bytes`, without an intermediate copy of the body.
-    static func appendRequest(_ method: String, url: ServerURL, _ path: String, headers: [(String, String)], body: [UInt8]?,
-                              to bytes: inout [UInt8]) {
+    /// Appends the bytes of `request(...)` to `bytes`, without an intermediate copy of the body
+    /// (`authority` is the URL's, made once for many requests).
+    static func appendRequest(_ method: String, basePath: String, authority: String, _ path: String, headers: [(String, String)],
+                              body: [UInt8]?, to bytes: inout [UInt8]) {
         func field(_ name: String, _ value: String) {
             bytes += name.utf8
             bytes += ": ".utf8
@@ -166,10 +167,10 @@ public struct HTTPClient: Sendable {
         }
         bytes += method.utf8
         bytes.append(0x20)
-        bytes += url.basePath.utf8
+        bytes += basePath.utf8
         bytes += path.utf8
         bytes += " HTTP/1.1\r\n".utf8
-        field("Host", url.authority)
+        field("Host", authority)
         for (name, value) in headers { field(name, value) }
         if let body { field("Content-Length", String(body.count)) }
         bytes += "\r\n".utf8

@@ -115,7 +115,11 @@ public final class HTTPConnection {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.reduce(0) { $0 + 512 + ($1.body?.count ?? 0) })
-        for request in batch { HTTPClient.appendRequest(request.method, url: url, request.path, headers: request.headers, body: request.body, to: &bytes) }
+        let authority = url.authority
+        for request in batch {
+            HTTPClient.appendRequest(request.method, basePath: url.basePath, authority: authority, request.path, headers: request.headers,
+                                     body: request.body, to: &bytes)
+        }
         try HTTPClient.sendAll(bytes, on: connection, deadline: next(), timeout: timeout)
         var reader = ResponseReader(socket: connection, deadline: next(), timeout: timeout)
         defer { reader.resetLowWater() }

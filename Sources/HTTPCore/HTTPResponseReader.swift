@@ -60,8 +60,8 @@ struct ResponseReader {
     private mutating func head() throws(HTTPClientError) -> (Int, [(name: String, value: String)]) {
         let statusLine = try line(limit: Self.maxLine)
         // HTTP/1.x SP 3DIGIT [SP reason]
-        guard statusLine.count >= 12, Array(statusLine.prefix(7)) == Array("HTTP/1.".utf8), statusLine[statusLine.startIndex + 8] == 0x20,
-              let status = Int(String(decoding: statusLine.dropFirst(9).prefix(3), as: UTF8.self)), (100...999).contains(status) else {
+        guard statusLine.count >= 12, statusLine.prefix(7).elementsEqual("HTTP/1.".utf8), statusLine[statusLine.startIndex + 8] == 0x20,
+              let status = Self.statusCode(statusLine.dropFirst(9).prefix(3)) else {
             throw .malformed("the status line is '\(Self.printable(statusLine.prefix(80)))'")
         }
         isHTTP11 = statusLine[statusLine.startIndex + 7] == 0x31
@@ -73,12 +73,21 @@ struct ResponseReader {
                   !field[..<colon].contains(where: { $0 <= 0x20 || $0 >= 0x7F }) else {
                 throw .malformed("a header line is '\(Self.printable(field.prefix(80)))'")
             }
-            let name = String(decoding: field[..<colon], as: UTF8.self).lowercased()
-            let value = field[(colon + 1)...].drop { $0 == 0x20 || $0 == 0x09 }
-            let trimmed = value.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-            headers.append((name, String(decoding: trimmed, as: UTF8.self)))
+            // The name is visible ASCII (checked above): lowercased byte by byte.
+            let name = String(decoding: field[..<colon].map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
+            var first = colon + 1, end = field.endIndex
+            while first < end, field[first] == 0x20 || field[first] == 0x09 { first += 1 }
+            while end > first, field[end - 1] == 0x20 || field[end - 1] == 0x09 { end -= 1 }
+            headers.append((name, String(decoding: field[first..<end], as: UTF8.self)))
         }
         throw .malformed("more than \(Self.maxHeaderLines) header lines")
+    }
+
+    /// Three ASCII digits as a status code (100 to 999), or nil.
+    private static func statusCode(_ digits: ArraySlice<UInt8>) -> Int? {
+        guard digits.count == 3, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        return code >= 100 ? code : nil
     }
 
     private mutating func body(status: Int, headers: [(name: String, value: String)], isHead: Bool,

@@ -247,13 +247,14 @@ final class EventDelivery: Sendable {
         return min(Self.maximumBackoffMillis, firstBackoffMillis << doublings)
     }
 
+    private static let userAgent = "blobd/\(blobdVersion)"
+
     /// Standard Webhooks' headers: `webhook-id`, `webhook-timestamp` and, with a secret,
     /// `webhook-signature: v1,BASE64(HMAC-SHA256(secret, "id.timestamp.body"))`.
     static func headers(_ event: OutboxEvent, body: [UInt8], secret: [UInt8]?,
                         now: Int64 = Int64(Date().timeIntervalSince1970)) -> [(String, String)] {
         let id = "evt_\(event.id)"
-        var headers = [("Content-Type", "application/json"), ("User-Agent", "blobd/\(blobdVersion)"),
-                       ("webhook-id", id), ("webhook-timestamp", String(now))]
+        var headers = [("Content-Type", "application/json"), ("User-Agent", userAgent), ("webhook-id", id), ("webhook-timestamp", String(now))]
         if let secret {
             let signature = hmacSHA256(key: secret, Array("\(id).\(now).".utf8) + body)
             headers.append(("webhook-signature", "v1," + Data(signature).base64EncodedString()))

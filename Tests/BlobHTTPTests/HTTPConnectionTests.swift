@@ -48,6 +48,10 @@ import Testing
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
                     time.sleep(0.1)
                     conn.sendall(b"X")
+                elif path.startswith("/raw/"):
+                    # The bytes the path names in hex, as they are, and the end of the connection.
+                    conn.sendall(bytes.fromhex(path[5:]))
+                    break
                 elif path == "/drop":
                     conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
                     conn.shutdown(socket.SHUT_RDWR)
@@ -140,6 +144,29 @@ import Testing
             switch result {
             case .success(let response): "\(response.status) " + String(decoding: response.body, as: UTF8.self)
             case .failure(let error): "error \(error)"
+            }
+        }
+    }
+
+    /// The reader parses what a server sends byte by byte: a status of three digits from 100,
+    /// header names lowercased, values without the blanks around them, and a line that is not a
+    /// header field is an error, not a header.
+    @Test func answersAreReadExactly() throws {
+        let (connection, server) = try start()
+        defer { stop(server) }
+        func answer(_ text: String) -> Result<HTTPClientResponse, HTTPClientError> {
+            let hex = Array(text.utf8).map { String(format: "%02x", $0) }.joined()
+            return Result { () throws(HTTPClientError) in try connection.send("GET", "/raw/" + hex, headers: [], body: nil) }
+        }
+        let good = try answer("HTTP/1.1 200 OK\r\nX-Mixed-Case: \t v a l \t\r\nEMPTY:\r\nContent-Length: 2\r\n\r\nhi").get()
+        #expect(good.status == 200 && String(decoding: good.body, as: UTF8.self) == "hi")
+        #expect(good.headers.map { "\($0.name)=\($0.value)" } == ["x-mixed-case=v a l", "empty=", "content-length=2"])
+        #expect(try answer("HTTP/1.0 999 Custom\r\nContent-Length: 0\r\n\r\n").get().status == 999)
+        for bad in ["HTTP/1.1 2x0 OK\r\n\r\n", "HTTP/1.1 099 Low\r\n\r\n", "HTTP/1.1 +20 OK\r\n\r\n", "HTTP/2.0 200 OK\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nBad Name: v\r\n\r\n", "HTTP/1.1 200 OK\r\n: v\r\n\r\n", "HTTP/1.1 200 OK\r\nnocolon\r\n\r\n"] {
+            guard case .failure(.malformed) = answer(bad) else {
+                Issue.record("accepted \(bad.debugDescription)")
+                continue
             }
         }
     }
