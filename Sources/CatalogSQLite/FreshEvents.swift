@@ -19,15 +19,27 @@ final class FreshEvents: Sendable {
         var newest: Int64
         var published: [OutboxEvent] = []
         var staged: [OutboxEvent] = []
+        /// The id the next event gets.
+        var nextID: Int64
     }
 
     private let state: Mutex<State>
     let capacity: Int
 
-    /// A copy whose every row is above `floor` (the newest id in the table when it opens).
-    init(floor: Int64, capacity: Int = 16_384) {
-        state = Mutex(State(floor: floor, newest: floor))
+    /// A copy whose every row is above `floor` (the newest id in `event_queue` when it opens);
+    /// ids are handed out from `nextID` (above every id either table has had).
+    init(floor: Int64, nextID: Int64, capacity: Int = 16_384) {
+        state = Mutex(State(floor: floor, newest: floor, nextID: nextID))
         self.capacity = capacity
+    }
+
+    /// The id of an event about to be written: one more than the last, so that ids only grow
+    /// (one that a rollback leaves unused never comes back).
+    func takeID() -> Int64 {
+        state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
     }
 
     /// An event written by the writer's transaction now open.

@@ -14,8 +14,9 @@ import GRDB
 /// and retries commit without waiting for the disk (`writeUnsynced`).
 ///
 /// Ids never come back after a delete, so an event's id is its stable `webhook-id` and its
-/// sequencer: a new id is one more than the largest in either table and than `event_ids.floor`,
-/// which every deletion raises to the largest id it removes.
+/// sequencer: this process hands them out in order (`FreshEvents.takeID`), from one more than
+/// the largest in either table and than `event_ids.floor` (which every deletion raises to the
+/// largest id it removes) when it opened the file (`eventIDsQuery`).
 extension SQLiteBlobIndex: EventOutbox {
     /// The columns of both tables but the retry state; a row has its facts or (moved from the
     /// first outbox) a rendered `payload`.
@@ -44,16 +45,22 @@ extension SQLiteBlobIndex: EventOutbox {
         let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for (target, fact) in zip(draft.targets, facts) {
-            try db.cachedStatement(sql: """
-                INSERT INTO event_queue (id, target, bucket, key, event, created, sha256, facts)
-                VALUES ((SELECT max(floor, COALESCE((SELECT MAX(id) FROM event_queue), 0), COALESCE((SELECT MAX(id) FROM event_retries), 0))
-                         FROM event_ids) + 1, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, Data(fact.sha256), fact.packed])
-            freshEvents.stage(OutboxEvent(id: db.lastInsertedRowID, target: target.target, bucket: bucket, key: record.key.bytes,
+            let id = freshEvents.takeID()
+            try db.cachedStatement(sql: "INSERT INTO event_queue (id, target, bucket, key, event, created, sha256, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                .execute(arguments: [id, target.target, bucket, Data(record.key.bytes), fact.name, fact.millis, Data(fact.sha256), fact.packed])
+            freshEvents.stage(OutboxEvent(id: id, target: target.target, bucket: bucket, key: record.key.bytes,
                                           event: fact.name, message: .facts(fact), created: fact.millis, attempts: 0,
                                           nextAttempt: fact.millis))
         }
     }
+
+    /// When the file opens: the newest id in `event_queue` (`FreshEvents`' floor), and the
+    /// largest id either table has had.
+    static let eventIDsQuery = """
+        SELECT (SELECT COALESCE(MAX(id), 0) FROM event_queue),
+               max(floor, (SELECT COALESCE(MAX(id), 0) FROM event_queue), (SELECT COALESCE(MAX(id), 0) FROM event_retries))
+        FROM event_ids
+        """
 
     /// The oldest events of each (target, key) that may go now: retries that are due, and then
     /// never-tried events, each only if no earlier event of its (target, key) waits for a retry,

@@ -54,8 +54,8 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.backstopCheckpointPages)")
             }
             try Self.migrator.migrate(pool)
-            let floor = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM event_queue") } ?? 0
-            freshEvents = FreshEvents(floor: floor, capacity: freshEventCapacity)
+            let ids = try pool.read { db in try Row.fetchOne(db, sql: Self.eventIDsQuery) }
+            freshEvents = FreshEvents(floor: ids?[0] ?? 0, nextID: (ids?[1] ?? 0) + 1, capacity: freshEventCapacity)
         } catch {
             throw Self.storeError(error)
         }
