@@ -7,8 +7,9 @@ a --notify-webhook target (a small receiver on this host that answers 204) and t
   one     (bucket `events`) one subscription for s3:ObjectCreated:*: every PUT writes its event
           row in its commit's transaction, and the node's delivery loop sends it meanwhile (its
           lag, the time from the end of a run until every event was delivered, is reported too)
-Both buckets of one process, on one data directory, in alternating runs (A,B,B,A,A,B,...;
-medians): blob files of both land in the same folders, so the file system's state (ext4's
+Both buckets of one process, on one data directory, in alternating runs (A,B,B,A,A,B,...; 16
+of each, medians; each after a sync, so that no run inherits the dirty pages of the one
+before): blob files of both land in the same folders, so the file system's state (ext4's
 inode allocation took from 5% to 36% of the CPU between two servers' data directories) weighs
 on both alike. The receiver stands for another host, which would take none of blobd's CPU: it
 runs in Linux's idle scheduling class (chrt --idle), so that it gets only the CPU this host
@@ -102,7 +103,7 @@ def free_port():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--blobd", default=os.environ.get("BLOBD_BIN", os.path.join(REPO, ".build/release/blobd")))
-    ap.add_argument("--rounds", type=int, default=12, help="pairs of runs, one in each bucket")
+    ap.add_argument("--rounds", type=int, default=16, help="pairs of runs, one in each bucket")
     ap.add_argument("--duration", type=int, default=5)
     ap.add_argument("--time-budget", type=int, default=400)
     ap.add_argument("--tmpdir", default=os.environ.get("TMPDIR", "/tmp"))
@@ -128,6 +129,9 @@ def main():
         for r in range(args.rounds):
             # A,B then B,A: a drift over the whole run weighs on both alike.
             for name in (("none", "one") if r % 2 == 0 else ("one", "none")):
+                # Every run starts with no dirty page left by the one before (file system
+                # metadata that the kernel would otherwise write back during it).
+                os.sync()
                 before = cpu_nanos(server.proc.pid)
                 put = wrk(args, "put_small.lua", url, 16, [], (f"{BUCKETS[name]}/r{r}", 4096))
                 # The delivery loop catches up before the next run, so runs do not overlap; the

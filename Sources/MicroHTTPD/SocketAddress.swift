@@ -34,10 +34,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     /// The address alone, as text (`192.0.2.1`, `2001:db8::1`).
     public var host: String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        var bytes = address
-        _ = withUnsafeBytes(of: &bytes) { inet_ntop(family, $0.baseAddress, &text, socklen_t(text.count)) }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // On the stack, and read once: every logged or reported request asks for it.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { text in
+            text.initialize(repeating: 0)
+            var bytes = address
+            _ = withUnsafeBytes(of: &bytes) { inet_ntop(family, $0.baseAddress, text.baseAddress, socklen_t(text.count)) }
+            return String(decoding: UnsafeRawBufferPointer(text).prefix { $0 != 0 }, as: UTF8.self)
+        }
     }
 
     /// The address in network byte order: 4 bytes for IPv4, 16 for IPv6.
