@@ -110,6 +110,32 @@ wait_until() {  # wait_until NAME WHAT CMD...: poll CMD for up to WAIT s; fail e
   log "$what: ok (${SECONDS}s)"
 }
 
+mount_fuse() {  # mount_fuse NAME MOUNT: ceph-fuse at MOUNT, started again (3 tries in all) if it
+  # exits before the mount appears: a client may find the MDS it just saw active not yet taking
+  # sessions. Any other daemon that dies, or a mount that takes WAIT s, fails at once.
+  local name=$1 m=$2 try pid other end
+  for try in 1 2 3; do
+    spawn "$name" ceph-fuse -f -c "$CONF" -n "$name" "$m"
+    pid=$! end=$((SECONDS + WAIT))
+    until findmnt -rn --mountpoint "$m" >/dev/null 2>&1; do
+      for other in "${!NAME_OF[@]}"; do
+        [[ $other == "$pid" ]] || is_ours "$other" || fail "${NAME_OF[$other]}" "${NAME_OF[$other]} (pid $other) exited while waiting for ceph-fuse mount $m"
+      done
+      is_ours "$pid" || break
+      ((SECONDS < end)) || fail "$name" "timed out after ${WAIT}s waiting for ceph-fuse mount $m"
+      sleep 0.5
+    done
+    if findmnt -rn --mountpoint "$m" >/dev/null 2>&1; then
+      log "ceph-fuse mount $m: ok (${SECONDS}s, try $try)"
+      return 0
+    fi
+    log "$name (pid $pid) exited before mounting $m (try $try of 3)"
+    unset "NAME_OF[$pid]"
+    sleep 1
+  done
+  fail "$name" "$name exited 3 times before mounting $m"
+}
+
 c() { timeout 30 ceph -c "$CONF" --connect-timeout 20 "$@"; }   # a bounded ceph CLI call
 q() { timeout 8 ceph -c "$CONF" --connect-timeout 5 "$@"; }     # a quick probe
 osd_up() { q osd stat | grep -q ' 1 up'; }
@@ -240,8 +266,7 @@ EOF
   for m in "${fuse[@]+"${fuse[@]}"}"; do
     mkdir -p "$m"
     echo "$m" >>"$D/mounts"
-    spawn client.fuse$i ceph-fuse -f -c "$CONF" -n client.fuse$i "$m"
-    wait_until client.fuse$i "ceph-fuse mount $m" findmnt -rn --mountpoint "$m"
+    mount_fuse client.fuse$i "$m"
     i=$((i + 1))
   done
 

@@ -177,7 +177,7 @@ final class EventDelivery: Sendable {
             let requests = places.map { place in
                 let body = events[place].payloadBytes
                 return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
-                                              headers: Self.headers(events[place], body: body, secret: target.secret), body: body)
+                                              headers: Self.headers(eventID: events[place].id, body: body, secret: target.secret), body: body)
             }
             results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock_millis())))
         } else {
@@ -251,9 +251,9 @@ final class EventDelivery: Sendable {
 
     /// Standard Webhooks' headers: `webhook-id`, `webhook-timestamp` and, with a secret,
     /// `webhook-signature: v1,BASE64(HMAC-SHA256(secret, "id.timestamp.body"))`.
-    static func headers(_ event: OutboxEvent, body: [UInt8], secret: [UInt8]?,
+    static func headers(eventID: Int64, body: [UInt8], secret: [UInt8]?,
                         now: Int64 = Int64(Date().timeIntervalSince1970)) -> [(String, String)] {
-        let id = "evt_\(event.id)"
+        let id = "evt_\(eventID)"
         var headers = [("Content-Type", "application/json"), ("User-Agent", userAgent), ("webhook-id", id), ("webhook-timestamp", String(now))]
         if let secret {
             let signature = hmacSHA256(key: secret, Array("\(id).\(now).".utf8) + body)
