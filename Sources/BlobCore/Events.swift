@@ -70,8 +70,23 @@ public struct EventDraft: Sendable, Equatable {
     }
 }
 
+/// A (target, key) pair: an event's place in the per-key order (a key's events reach a target
+/// one at a time, in order).
+public struct EventKey: Hashable, Sendable {
+    public var target: String
+    public var key: [UInt8]
+
+    public init(target: String, key: [UInt8]) {
+        self.target = target
+        self.key = key
+    }
+}
+
 /// An event of the outbox, as the catalog keeps it until it is delivered.
 public struct OutboxEvent: Sendable, Equatable {
+    /// The (target, key) whose order the event keeps.
+    public var orderKey: EventKey { EventKey(target: target, key: key) }
+
     public var id: Int64
     public var target: String
     public var bucket: String

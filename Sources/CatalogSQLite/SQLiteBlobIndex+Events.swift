@@ -129,7 +129,7 @@ extension SQLiteBlobIndex: EventOutbox {
     /// goes per claim: the next windows let the keys behind it go meanwhile (4 at most). Rows
     /// are read one at a time, and only those claimed are made into events.
     private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, newest: Int64, query: String, in db: Database) throws {
-        var seen = Set(claimed.map { EventKey(target: $0.target, key: $0.key) })
+        var seen = Set(claimed.map(\.orderKey))
         var after: Int64 = 0
         let window = max(limit, 1) * 4
         for _ in 0..<4 where claimed.count < limit {
@@ -151,7 +151,7 @@ extension SQLiteBlobIndex: EventOutbox {
     private static func claimFresh(into claimed: inout [OutboxEvent], limit: Int, from events: [OutboxEvent]) {
         var seen = Set<EventKey>()
         for index in events.indices.prefix(max(limit, 1) * 16) where claimed.count < limit {
-            if seen.insert(EventKey(target: events[index].target, key: events[index].key)).inserted {
+            if seen.insert(events[index].orderKey).inserted {
                 claimed.append(events[index])
             }
         }
@@ -245,10 +245,4 @@ extension SQLiteBlobIndex: EventOutbox {
                           configurationID: "", key: key, size: 0, eTag: "", sha256: sha256, version: "", versioned: false,
                           millis: millis)
     }
-}
-
-/// A (target, key) pair: an event's place in the per-key order.
-private struct EventKey: Hashable {
-    var target: String
-    var key: [UInt8]
 }

@@ -61,7 +61,7 @@ final class EventDelivery: Sendable {
             var lastStats: Int64 = 0
             // One kept-alive connection per webhook, owned by this thread.
             var connections: [String: HTTPConnection] = [:]
-            var lastKeys = Set<RoundKey>()
+            var lastKeys = Set<EventKey>()
             while true {
                 let now = clock_millis()
                 if now - lastStats >= 1000 {
@@ -70,7 +70,7 @@ final class EventDelivery: Sendable {
                         metrics.queue(stats)
                     }
                 }
-                let keys: Set<RoundKey>
+                let keys: Set<EventKey>
                 do throws(StoreError) {
                     keys = try round(now: now, connections: &connections)
                 } catch {
@@ -108,14 +108,8 @@ final class EventDelivery: Sendable {
     /// round (each waits for its predecessor's answer), and a chain of them must not wait each.
     static let gatherMicros: useconds_t = 40_000
 
-    /// An event's place in the per-key order, to tell a round that continues a key's chain.
-    struct RoundKey: Hashable {
-        var target: String
-        var key: [UInt8]
-    }
-
     /// Claims and sends one batch; the (target, key) of each event claimed.
-    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Set<RoundKey> {
+    private func round(now: Int64, connections: inout [String: HTTPConnection]) throws(StoreError) -> Set<EventKey> {
         // Claims, deletions and retries are bookkeeping: one write each per round, whatever the batch.
         let claimed = try inCatalogThread { [outbox, node, leaseMillis] () throws(StoreError) in
             try outbox.claimEvents(node: node, now: now, leaseUntil: now + leaseMillis, limit: Self.batch)
@@ -159,7 +153,7 @@ final class EventDelivery: Sendable {
                 deliver(pipeline, of: claimed, to: target, before: leaseUntil - leaseMillis / 10, connections: &connections, outcome: &outcome)
             }
         }
-        return Set(claimed.map { RoundKey(target: $0.target, key: $0.key) })
+        return Set(claimed.map(\.orderKey))
     }
 
     /// Events sent together on a webhook's kept connection (HTTP/1.1 pipelining): one write
