@@ -11,6 +11,10 @@ import Synchronization
 /// take their ids out once they commit. Rows at or below `floor` (those of an earlier process,
 /// or of an overflow) are read from the table. Memory is bounded: past `capacity` events the
 /// copy is dropped and `floor` moves up to the newest, which makes them such rows.
+///
+/// Once a claim has read that neither table holds such a row nor a retry (`markClear`), the
+/// next claims need not read the tables at all, until an event is released for a retry or an
+/// overflow moves the floor: only this process makes either, and each changes `version`.
 final class FreshEvents: Sendable {
     private struct State {
         var floor: Int64
@@ -21,6 +25,10 @@ final class FreshEvents: Sendable {
         var staged: [OutboxEvent] = []
         /// The id the next event gets.
         var nextID: Int64
+        /// One more at each overflow and each release for a retry.
+        var version = 0
+        /// The version at which the tables were read to hold no retry and no row at or below the floor.
+        var clearVersion: Int?
     }
 
     private let state: Mutex<State>
@@ -55,6 +63,7 @@ final class FreshEvents: Sendable {
             if state.published.count + state.staged.count > capacity {
                 state.floor = max(state.floor, newest)
                 state.published = []
+                state.version += 1
             } else {
                 state.published += state.staged
             }
@@ -69,15 +78,26 @@ final class FreshEvents: Sendable {
 
     /// The floor, the newest id published and the events above the floor, taken together (a
     /// claim must not pair a copy with a floor that an overflow moved after it).
-    func snapshot() -> (floor: Int64, newest: Int64, events: [OutboxEvent]) {
-        state.withLock { ($0.floor, $0.newest, $0.published) }
+    /// `clear` when the tables are known to hold no retry and no row at or below the floor;
+    /// `version` is for `markClear`.
+    func snapshot() -> (floor: Int64, newest: Int64, events: [OutboxEvent], clear: Bool, version: Int) {
+        state.withLock { ($0.floor, $0.newest, $0.published, $0.clearVersion == $0.version, $0.version) }
     }
 
-    /// Events deleted or moved to `event_retries` by a committed transaction.
-    func remove(_ ids: [Int64]) {
+    /// A read that began after `snapshot()` answered `version` found no retry and no row at or
+    /// below its floor: so it stays while nothing changed the version meanwhile.
+    func markClear(version: Int) {
+        state.withLock { state in
+            if state.version == version { state.clearVersion = version }
+        }
+    }
+
+    /// Events deleted (or, `retried`, moved to `event_retries`) by a committed transaction.
+    func remove(_ ids: [Int64], retried: Bool = false) {
         guard let newest = ids.max() else { return }
         let gone = Set(ids)
         state.withLock { state in
+            if retried { state.version += 1 }
             // Ids are in order: only the events up to the newest removed can be among them.
             let end = state.published.firstIndex { $0.id > newest } ?? state.published.endIndex
             let kept = state.published[..<end].filter { !gone.contains($0.id) }

@@ -66,19 +66,28 @@ extension SQLiteBlobIndex: EventOutbox {
     /// never-tried events, each only if no earlier event of its (target, key) waits for a retry,
     /// and one per (target, key). `node` and `leaseUntil` hold nothing here (one claimer).
     /// Without retries (as a rule) no key waits, and without rows older than `freshEvents`
-    /// the never-tried events are its copy: then the claim reads two EXISTS and no row.
+    /// the never-tried events are its copy: then the claim reads two EXISTS and no row, and
+    /// once they said so, no table at all until a retry or an overflow (`FreshEvents.markClear`).
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
         // Before the read begins: every row at or below this floor is committed by then.
         let fresh = freshEvents.snapshot()
+        var claimed: [OutboxEvent] = []
+        if fresh.clear {
+            Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
+            return claimed
+        }
         return try run {
             try pool.read { db in
                 let row = try Row.fetchOne(db.cachedStatement(sql: Self.waitingQuery), arguments: [fresh.floor])
                 let retries: Bool = row?[0] ?? true, older: Bool = row?[1] ?? true
-                var claimed = try retries ? Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:)) : []
+                if retries {
+                    claimed = try Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:))
+                }
                 if retries || older {
                     try Self.claimFresh(into: &claimed, limit: limit, newest: fresh.newest,
                                         query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
                 } else {
+                    freshEvents.markClear(version: fresh.version)
                     // In id order already, as the copy is.
                     Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
                     return claimed
@@ -157,18 +166,33 @@ extension SQLiteBlobIndex: EventOutbox {
         }
     }
 
-    /// One prepared statement per table whatever the number of ids: they are bound as one JSON
-    /// array, read by `json_each` (a list of `?` would be a new statement for each count).
+    /// One statement per run of consecutive ids and table: the events of a round are, as a
+    /// rule, one run (ids are handed out in order), which SQLite deletes in one pass.
     public func removeEvents(_ ids: [Int64]) throws(StoreError) {
         guard let newest = ids.max() else { return }
-        let list = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        let runs = Self.runs(of: ids)
         try writeUnsynced { db in
             for table in ["event_queue", "event_retries"] {
-                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE id IN (SELECT value FROM json_each(?))").execute(arguments: [list])
+                let statement = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE id BETWEEN ? AND ?")
+                for run in runs { try statement.execute(arguments: [run.lowerBound, run.upperBound]) }
             }
             try db.cachedStatement(sql: "UPDATE event_ids SET floor = max(floor, ?)").execute(arguments: [newest])
         }
         freshEvents.remove(ids)
+    }
+
+    /// `ids` as the fewest ranges that hold every one of them and nothing else.
+    static func runs(of ids: [Int64]) -> [ClosedRange<Int64>] {
+        var runs: [ClosedRange<Int64>] = []
+        for id in ids.sorted() {
+            // Sorted: id is at least the last run's end (`&+`: no id follows Int64.max).
+            if let last = runs.last, id == last.upperBound || id == last.upperBound &+ 1 {
+                runs[runs.count - 1] = last.lowerBound...id
+            } else {
+                runs.append(id...id)
+            }
+        }
+        return runs
     }
 
     /// A never-tried event moves to `event_retries`; one there gets its new attempt.
@@ -184,7 +208,7 @@ extension SQLiteBlobIndex: EventOutbox {
                 try db.cachedStatement(sql: "UPDATE event_retries SET attempts = ?, next_attempt = ? WHERE id = ?").execute(arguments: arguments)
             }
         }
-        freshEvents.remove(retries.map(\.id))
+        freshEvents.remove(retries.map(\.id), retried: true)
     }
 
     /// Both tables as one queue, in id order.

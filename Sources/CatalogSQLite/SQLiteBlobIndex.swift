@@ -193,7 +193,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
         try run {
             try pool.writeWithoutTransaction { db in
                 writerUnsynced.withLock { $0 = true }
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
                 let result = Result(catching: { try Self.transaction(db, body) })
                 try restoreFullSync(db)
                 return try result.get()
@@ -203,7 +203,7 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
 
     /// Back to `synchronous = FULL` on the writer connection.
     private func restoreFullSync(_ db: Database) throws {
-        try db.execute(sql: "PRAGMA synchronous = FULL")
+        try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
         writerUnsynced.withLock { $0 = false }
     }
 

@@ -79,7 +79,7 @@ final class EventDelivery: Sendable {
                 }
                 if keys.isEmpty {
                     usleep(100_000)
-                } else if keys.count < Self.batch / 4, keys.isDisjoint(with: lastKeys) {
+                } else if keys.count < Self.batch, keys.isDisjoint(with: lastKeys) {
                     usleep(Self.gatherMicros)
                 }
                 lastKeys = keys
@@ -100,8 +100,8 @@ final class EventDelivery: Sendable {
         var waiting: [String: Int64] = [:]
     }
 
-    /// After a round of less than a quarter of a batch, the loop waits this long before it
-    /// claims again, so that while writes stream in a round carries many events: a round
+    /// After a round that was not full, the loop waits this long before it claims again, so
+    /// that while writes stream in a round carries all that came meanwhile: a round
     /// costs a claim, a deletion (SQLite's one writer, which every commit waits for) and four
     /// thread switches, whatever its size. An event waits at most this much longer. A round
     /// that sent a key the round before sent too goes on at once: that key's events go one per
@@ -202,13 +202,18 @@ final class EventDelivery: Sendable {
         if sent { reached(.afterSend) }
     }
 
-    /// Deletes what a round delivered and releases what it retries.
+    /// Deletes what a round delivered and releases what it retries (each a trip to the catalog
+    /// thread, when there is any).
     private func write(_ outcome: Outcome) {
-        do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.removeEvents(outcome.done) } } catch {
-            logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
+        if !outcome.done.isEmpty {
+            do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.removeEvents(outcome.done) } } catch {
+                logger.warning("Delivered events could not be deleted; they will be sent again", metadata: ["error": "\(error)"])
+            }
         }
-        do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.retryEvents(outcome.retries) } } catch {
-            logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
+        if !outcome.retries.isEmpty {
+            do throws(StoreError) { try inCatalogThread { [outbox] () throws(StoreError) in try outbox.retryEvents(outcome.retries) } } catch {
+                logger.warning("Events to retry could not be released; they wait for their lease", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -52,6 +52,25 @@ import Testing
         #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
     }
 
+    /// Once a claim found no retry and no older row, claims read no table; an overflow after
+    /// that drops the copy, and its rows are read from the table again.
+    @Test func anOverflowAfterAClearClaimReadsTheTable() throws {
+        let index = try SQLiteBlobIndex(path: try CatalogRun.newDirectory() + "/index.sqlite", freshEventCapacity: 3)
+        #expect(try rounds(index).isEmpty)
+        let ids = try write(["a", "b"], to: index)
+        #expect(try rounds(index) == [ids])
+        let more = try write(["a", "b", "c", "d"], to: index)
+        #expect(try rounds(index) == [more])
+        #expect(try index.pendingEvents(after: nil, limit: 10).total == 0)
+    }
+
+    /// Delivered ids are deleted by runs of consecutive ids: each run holds only ids delivered.
+    @Test func deliveredIdsGoByRuns() {
+        #expect(SQLiteBlobIndex.runs(of: []) == [])
+        #expect(SQLiteBlobIndex.runs(of: [7, 3, 5, 4, 9, 10, 4, 1]) == [1...1, 3...5, 7...7, 9...10])
+        #expect(SQLiteBlobIndex.runs(of: [.max, .max - 1, .max, 1]) == [1...1, (.max - 1)...(.max)])
+    }
+
     /// A transaction that rolls back leaves no event in memory either, and a retried event
     /// leaves it: its key's later events wait for the retry, read from the table.
     @Test func rollbacksAndRetriesLeaveTheCopy() throws {
