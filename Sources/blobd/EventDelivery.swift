@@ -168,10 +168,13 @@ final class EventDelivery: Sendable {
         if let target = targets[name] {
             let connection = connections[name] ?? HTTPConnection(url: target.url, timeout: Double(sendTimeoutMillis) / 1000, limit: 64 * 1024)
             connections[name] = connection
-            let requests = places.map { place in
-                let body = events[place].payloadBytes
-                return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
-                                              headers: Self.headers(eventID: events[place].id, body: body, secret: target.secret), body: body)
+            // Read in place: `events[place].payloadBytes` copies the event (each of its texts) first.
+            let requests = events.withUnsafeBufferPointer { events in
+                places.map { place in
+                    let body = events[place].payloadBytes
+                    return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
+                                                  headers: Self.headers(eventID: events[place].id, body: body, secret: target.secret), body: body)
+                }
             }
             results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock_millis())))
         } else {
