@@ -100,7 +100,7 @@ bench-versions: release bench-deps
 	python3 bench/versions.py
 
 # Only the events benchmark: small PUTs into a bucket with one subscription vs one without, in one
-# blobd (~2 minutes); table in bench/results/events.md.
+# blobd (~4 minutes); table in bench/results/events.md.
 bench-events: release bench-deps
 	python3 bench/events.py
 
