@@ -35,11 +35,14 @@ is_ours() {
 
 do_stop() {
   local m pid first=() osd=() mon=() rc=0
-  # Unmount first, newest first: fusermount -u, and umount -l if busy or the daemon is gone.
+  # Unmount first, newest first: fusermount -u, and umount -l if busy or the daemon is gone;
+  # again while the mount point still has one (a mount stacked on another: at most 3).
   if [[ -f $D/mounts ]]; then
     while IFS= read -r m; do
-      [[ -n $m ]] && findmnt -rn --mountpoint "$m" >/dev/null 2>&1 || continue
-      timeout 10 fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "could not unmount $m"
+      for _ in 1 2 3; do
+        [[ -n $m ]] && findmnt -rn --mountpoint "$m" >/dev/null 2>&1 || break
+        timeout 10 fusermount -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || { log "could not unmount $m"; break; }
+      done
     done < <(tac "$D/mounts")
   fi
   # TERM in three waves, each waited for up to STOP_GRACE s, then KILLed: clients, radosgw and
@@ -93,9 +96,17 @@ fail() {  # fail NAME MESSAGE: say what went wrong with the tail of NAME's logs,
 }
 
 spawn() {  # spawn NAME CMD...: run a daemon (in its foreground) as a background job, record its PID
-  local name=$1; shift
+  local name=$1 pid state i; shift
   "$@" </dev/null >>"$D/log/$name.out" 2>&1 &
-  echo $! >>"$D/pids"; NAME_OF[$!]=$name; disown $!   # (no "Killed" job notices)
+  pid=$!
+  echo $pid >>"$D/pids"; NAME_OF[$pid]=$name; disown $pid   # (no "Killed" job notices)
+  # Until the job execs the daemon its command line is this script's, which is_ours takes for a
+  # daemon gone (a busy machine can take a while): wait up to 5 s for the exec, or for its end.
+  for ((i = 0; i < 100; i++)); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONF" && return 0
+    state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) && [[ $state != Z ]] || return 0
+    sleep 0.05
+  done
 }
 
 wait_until() {  # wait_until NAME WHAT CMD...: poll CMD for up to WAIT s; fail early if a daemon died
@@ -126,6 +137,7 @@ mount_fuse() {  # mount_fuse NAME MOUNT: ceph-fuse at MOUNT, started again (3 tr
       sleep 0.5
     done
     if findmnt -rn --mountpoint "$m" >/dev/null 2>&1; then
+      is_ours "$pid" || fail "$name" "$name (pid $pid) exited after mounting $m"
       log "ceph-fuse mount $m: ok (${SECONDS}s, try $try)"
       return 0
     fi
