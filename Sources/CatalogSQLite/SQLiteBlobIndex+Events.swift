@@ -71,27 +71,31 @@ extension SQLiteBlobIndex: EventOutbox {
     public func claimEvents(node: String, now: Int64, leaseUntil: Int64, limit: Int) throws(StoreError) -> [OutboxEvent] {
         // Before the read begins: every row at or below this floor is committed by then.
         let fresh = freshEvents.snapshot()
-        var claimed: [OutboxEvent] = []
-        if fresh.clear {
-            Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
-            return claimed
+        if !fresh.clear, let fromTables = try claimFromTables(now: now, limit: limit, fresh: fresh) {
+            return fromTables
         }
-        return try run {
+        // In id order already, as the copy is.
+        var claimed: [OutboxEvent] = []
+        Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
+        return claimed
+    }
+
+    /// The claim read from the tables, or nil when they hold no retry and no row at or below
+    /// `fresh.floor` (then marked clear): the claim is the copy's alone.
+    private func claimFromTables(now: Int64, limit: Int,
+                                 fresh: (floor: Int64, newest: Int64, events: [OutboxEvent], clear: Bool, version: Int))
+        throws(StoreError) -> [OutboxEvent]? {
+        try run {
             try pool.read { db in
                 let row = try Row.fetchOne(db.cachedStatement(sql: Self.waitingQuery), arguments: [fresh.floor])
                 let retries: Bool = row?[0] ?? true, older: Bool = row?[1] ?? true
-                if retries {
-                    claimed = try Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:))
-                }
-                if retries || older {
-                    try Self.claimFresh(into: &claimed, limit: limit, newest: fresh.newest,
-                                        query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
-                } else {
+                guard retries || older else {
                     freshEvents.markClear(version: fresh.version)
-                    // In id order already, as the copy is.
-                    Self.claimFresh(into: &claimed, limit: limit, from: fresh.events)
-                    return claimed
+                    return nil
                 }
+                var claimed = try retries ? Row.fetchAll(db.cachedStatement(sql: Self.dueQuery), arguments: [now, limit]).map(Self.event(from:)) : []
+                try Self.claimFresh(into: &claimed, limit: limit, newest: fresh.newest,
+                                    query: retries ? Self.freshQuery : Self.freshQueryWithoutRetries, in: db)
                 return claimed.sorted { $0.id < $1.id }
             }
         }

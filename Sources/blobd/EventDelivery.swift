@@ -101,9 +101,9 @@ final class EventDelivery: Sendable {
     }
 
     /// After a round that was not full, the loop waits this long before it claims again, so
-    /// that while writes stream in a round carries all that came meanwhile: a round
-    /// costs a claim and a deletion (SQLite's one writer, which every commit waits for), each a
-    /// trip to the catalog thread, whatever its size. An event waits at most this much longer. A round
+    /// that while writes stream in a round carries all that came meanwhile: a round costs a
+    /// claim and a deletion (SQLite's one writer, which every commit waits for), each a trip to
+    /// the catalog thread, whatever its size. An event waits at most this much longer. A round
     /// that sent a key the round before sent too goes on at once: that key's events go one per
     /// round (each waits for its predecessor's answer), and a chain of them must not wait each.
     static let gatherMicros: useconds_t = 40_000
