@@ -150,14 +150,23 @@ private final class Outcome<Value>: @unchecked Sendable {
 
 /// The buckets of the S3 dialect, recorded in the index.
 public protocol BucketIndex: Sendable {
-    /// Records a bucket; false if one of its name already exists.
-    func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool
+    /// Records a bucket with its first settings (versioning, Object Lock, canned ACL), in one
+    /// transaction that also bumps the access version when there are settings; false (and
+    /// nothing written) if a bucket of its name already exists.
+    func createBucket(_ bucket: Bucket, settings: [BucketAccessSetting]) throws(StoreError) -> Bool
     /// A bucket by name, nil if there is none.
     func bucket(_ name: String) throws(StoreError) -> Bucket?
     /// Every bucket, by name.
     func buckets() throws(StoreError) -> [Bucket]
     /// Forgets an empty bucket: `.bucketNotFound`, `.bucketNotEmpty` otherwise.
     func removeBucket(_ name: String) throws(StoreError)
+}
+
+extension BucketIndex {
+    /// Records a bucket without settings; false if one of its name already exists.
+    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
+        try createBucket(bucket, settings: [])
+    }
 }
 
 /// The resumable uploads (tus) the index keeps, so they survive restarts.

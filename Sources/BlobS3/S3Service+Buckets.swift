@@ -8,24 +8,6 @@ import Glibc
 
 /// Buckets: naming rules, CreateBucket with its region, ListBuckets.
 extension S3Service {
-    /// S3's bucket naming rules: 3–63 of lowercase letters, digits, `.` and `-`, starting and
-    /// ending with a letter or digit; no `..`, `.-` or `-.`; not an IPv4 address; none of the
-    /// prefixes and suffixes AWS reserves.
-    public static func isValidBucketName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        func alphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) }
-        guard (3...63).contains(bytes.count), let first = bytes.first, let last = bytes.last,
-              alphanumeric(first), alphanumeric(last),
-              bytes.allSatisfy({ alphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else { return false }
-        if ["..", ".-", "-."].contains(where: { name.contains($0) }) { return false }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        if labels.count == 4, labels.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }) { return false }
-        return !reservedBucketPrefixes.contains(where: name.hasPrefix) && !reservedBucketSuffixes.contains(where: name.hasSuffix)
-    }
-
-    static let reservedBucketPrefixes = ["xn--", "sthree-", "amzn-s3-demo-"]
-    static let reservedBucketSuffixes = ["-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"]
-
     /// The region of a bucket created without a LocationConstraint.
     static let defaultRegion = "us-east-1"
 
@@ -35,7 +17,7 @@ extension S3Service {
     /// GetBucketLocation, HeadBucket and ListBuckets) so that a client which asked for one is
     /// not told another.
     func receiveCreateBucket(_ head: HTTPRequestHead, _ name: String, caller: Principal, requestID: String) throws -> HTTPRequestAction {
-        guard Self.isValidBucketName(name) else {
+        guard Bucket.isValidName(name) else {
             throw S3Error(.invalidBucketName, "The specified bucket is not valid.")
         }
         // Creating a bucket needs write on all of it. A caller without it learns that the name
@@ -63,11 +45,14 @@ extension S3Service {
             do {
                 try Self.check(body, against: expected)
                 let bucket = Bucket(name: name, created: Int64(time(nil)), region: try Self.locationConstraint(body))
-                guard try store.buckets.createBucket(bucket) else {
+                // The bucket and its settings in one transaction: a failure leaves no bucket half made.
+                var settings: [BucketAccessSetting] = []
+                if acl != .private { settings.append(BucketAccessSetting(bucket: name, name: .acl, value: acl.rawValue)) }
+                if locked { settings += Self.objectLockSettings(name) }
+                guard try store.buckets.createBucket(bucket, settings: settings) else {
                     throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
                 }
-                if acl != .private { try setAccess(name, .acl, to: acl.rawValue) }
-                if locked { try enableObjectLock(name) }
+                if !settings.isEmpty { try access.directory.reload() }
                 return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
             } catch {
                 return failure(error, head: head, bucket: name, key: nil, requestID: requestID)

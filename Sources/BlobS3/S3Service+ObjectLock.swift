@@ -78,11 +78,11 @@ extension S3Service {
 
     // MARK: The bucket's configuration
 
-    /// Turns Object Lock on for `bucket` (made with `x-amz-bucket-object-lock-enabled`): its
-    /// versioning is enabled in the same step.
-    func enableObjectLock(_ bucket: String) throws {
-        try setAccess(bucket, .versioning, to: "Enabled")
-        try setAccess(bucket, .objectLock, to: ObjectLockConfiguration().stored)
+    /// The settings of a bucket with Object Lock and no default retention (CreateBucket
+    /// with `x-amz-bucket-object-lock-enabled`, a bootstrap file): versioning on for good.
+    static func objectLockSettings(_ bucket: String) -> [BucketAccessSetting] {
+        [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled"),
+         BucketAccessSetting(bucket: bucket, name: .objectLock, value: ObjectLockConfiguration().stored)]
     }
 
     /// PutObjectLockConfiguration: ObjectLockEnabled Enabled, and an optional default retention

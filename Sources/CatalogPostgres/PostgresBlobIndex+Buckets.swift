@@ -7,11 +7,19 @@ import PostgresClient
 extension PostgresBlobIndex {
     // MARK: Buckets (S3)
 
-    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
+    public func createBucket(_ bucket: Bucket, settings: [BucketAccessSetting]) throws(StoreError) -> Bool {
         try run { () throws(PostgresError) in
-            try pool.withConnection { connection throws(PostgresError) in
-                try connection.execute("INSERT INTO buckets (name, created, region) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
-                                       [.text(bucket.name), .int(bucket.created), Self.optional(bucket.region)]).affected > 0
+            try pool.transaction { connection throws(PostgresError) in
+                guard try connection.execute("INSERT INTO buckets (name, created, region) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+                                             [.text(bucket.name), .int(bucket.created), Self.optional(bucket.region)]).affected > 0 else {
+                    return false
+                }
+                for setting in settings {
+                    try connection.execute("INSERT INTO bucket_access (bucket, name, value) VALUES ($1, $2, $3)",
+                                           [.text(bucket.name), .text(setting.name.stored), .text(setting.value)])
+                }
+                if !settings.isEmpty { try connection.execute(PostgresAccessRow.bumpVersion) }
+                return true
             }
         }
     }

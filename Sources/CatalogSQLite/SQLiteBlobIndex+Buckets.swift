@@ -7,11 +7,17 @@ import GRDB
 extension SQLiteBlobIndex {
     // MARK: Buckets (S3)
 
-    public func createBucket(_ bucket: Bucket) throws(StoreError) -> Bool {
+    public func createBucket(_ bucket: Bucket, settings: [BucketAccessSetting]) throws(StoreError) -> Bool {
         try write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO buckets (name, created, region) VALUES (?, ?, ?)",
                            arguments: [bucket.name, bucket.created, bucket.region])
-            return db.changesCount > 0
+            guard db.changesCount > 0 else { return false }
+            for setting in settings {
+                try db.execute(sql: "INSERT INTO bucket_access (bucket, name, value) VALUES (?, ?, ?)",
+                               arguments: [bucket.name, setting.name.stored, setting.value])
+            }
+            if !settings.isEmpty { try db.execute(sql: SQLiteAccessRow.bumpVersion) }
+            return true
         }
     }
 

@@ -80,7 +80,7 @@ enum Bootstrap {
         guard let object = entry as? [String: Any], let name = object["name"] as? String else {
             throw Invalid(description: "each bucket is {\"name\": NAME}")
         }
-        guard S3Service.isValidBucketName(name) else { throw Invalid(description: "'\(name)' is not a valid bucket name") }
+        guard Bucket.isValidName(name) else { throw Invalid(description: "'\(name)' is not a valid bucket name") }
         var settings: [BucketAccessSetting] = []
         for (member, value) in object.sorted(by: { $0.key < $1.key }) where member != "name" {
             guard let setting = settingParsers[member] else {
