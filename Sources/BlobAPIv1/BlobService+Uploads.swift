@@ -47,14 +47,20 @@ extension BlobService {
         let onlyCreate: @Sendable (UploadRecord) -> Bool
         /// Whom the upload counts against (`--max-open-uploads`).
         let owner: String
+        /// Runs as each body ends, before its bytes are saved: throws when the caller (or link)
+        /// lost the right to write the upload's key meanwhile.
+        let recheck: @Sendable (BlobKey?) throws -> Void
         /// The upload's URL.
         let location: @Sendable (String) -> String
     }
 
     /// POST /v1/uploads: creation, with the first bytes when a body is sent.
     func createUpload(_ head: HTTPRequestHead, _ caller: Principal) throws -> HTTPRequestAction {
-        let target = UploadTarget(key: { metadata in try metadata["key"].map { try BlobKey(validating: $0) } },
+        // The key is the metadata's once the pre-create hook had its say: the caller's grant is
+        // checked on that one, whichever key the request named.
+        let target = UploadTarget(key: { metadata in try Self.authorizedKey(metadata, caller) },
                                   onlyCreate: { Self.onlyCreate(caller, $0) }, owner: access.uploadOwner(head),
+                                  recheck: { [access] in try access.recheck(caller, Self.writeRequirement($0)) },
                                   location: { [self] in publicLocation(ofUpload: $0) })
         return try createUpload(head, target)
     }
@@ -107,16 +113,20 @@ extension BlobService {
         let append = try store.beginAppend(to: upload.id, at: 0, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
                                            onlyCreate: target.onlyCreate(upload), events: tusEvents(head, key: key))
-        return receive(head, into: append, location: target.location(upload.id))
+        return receive(head, into: append, location: target.location(upload.id), recheck: { try target.recheck(key) })
     }
 
     /// PATCH /v1/uploads/{id}: append at Upload-Offset.
     func patchUpload(_ head: HTTPRequestHead, id: String, _ caller: Principal) throws -> HTTPRequestAction {
-        try patchUpload(head, id: id, onlyCreate: Self.onlyCreate(caller, try store.upload(id)))
+        let upload = try store.upload(id)
+        return try patchUpload(head, id: id, onlyCreate: Self.onlyCreate(caller, upload),
+                               recheck: { [access] in try access.recheck(caller, Self.writeRequirement(upload.key)) })
     }
 
-    /// A PATCH of the upload `id`; `onlyCreate` when the caller may only create its blob.
-    func patchUpload(_ head: HTTPRequestHead, id: String, onlyCreate: Bool) throws -> HTTPRequestAction {
+    /// A PATCH of the upload `id`; `onlyCreate` when the caller may only create its blob;
+    /// `recheck` before the bytes are saved (see `UploadTarget.recheck`).
+    func patchUpload(_ head: HTTPRequestHead, id: String, onlyCreate: Bool,
+                     recheck: @escaping @Sendable () throws -> Void) throws -> HTTPRequestAction {
         try requireTusVersion(head)
         try requireOffsetStream(head)
         guard let offsetText = head["Upload-Offset"] else { throw HTTPError.badRequest("PATCH needs Upload-Offset.") }
@@ -128,12 +138,27 @@ extension BlobService {
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
                                            onlyCreate: onlyCreate, events: tusEvents(head, key: key))
-        return receive(head, into: append, location: nil)
+        return receive(head, into: append, location: nil, recheck: recheck)
     }
 
     /// The events of a tus upload's completion (`ObjectCreated:Post`, as tusd's post-finish).
     private func tusEvents(_ head: HTTPRequestHead, key: BlobKey?) -> EventDraft? {
         key.flatMap { access.directory.events.draft("ObjectCreated:Post", key: $0, head: head, dialect: "tus") }
+    }
+
+    /// The key a /v1 tus creation stores at (nil: content-addressed), if the caller may write
+    /// there: 403 otherwise.
+    private static func authorizedKey(_ metadata: [String: [UInt8]], _ caller: Principal) throws -> BlobKey? {
+        let key = try metadata["key"].map { try BlobKey(validating: $0) }
+        let requirement = writeRequirement(key)
+        guard caller.grants.permits(requirement) else { throw HTTPError.forbidden(requirement) }
+        return key
+    }
+
+    /// What writing the blob of an upload needs: write (or create) on its key, or on every key
+    /// when it is content-addressed.
+    static func writeRequirement(_ key: BlobKey?) -> AccessRequirement {
+        key.map { .key(.write, $0.bytes) } ?? .anyKey(.write)
     }
 
     /// Whether the caller may only create the upload's blob (grant `create`, not `write`).
@@ -143,7 +168,8 @@ extension BlobService {
     }
 
     /// The body of a creation (`location`, the new upload's URL) or of a PATCH (nil).
-    private func receive(_ head: HTTPRequestHead, into append: UploadAppend, location: String?) -> HTTPRequestAction {
+    private func receive(_ head: HTTPRequestHead, into append: UploadAppend, location: String?,
+                         recheck: @escaping @Sendable () throws -> Void) -> HTTPRequestAction {
         guard head.hasBody else { return .respond(finishAppend(append, failure: nil, location: location)) }
         // The fsync, and at the last byte the blob's commit, run on the commit pool: the worker
         // thread goes on serving its other connections meanwhile. A newer request of this upload
@@ -152,6 +178,7 @@ extension BlobService {
             committers: committers, metrics: metrics, write: { try append.write($0) }, abandon: { append.abandon() },
             attach: { connection in append.whenPreempted { connection.close() } },
             end: { [self] failure, respond in
+                let failure = failure ?? Self.failure(of: recheck)
                 guard failure == nil, let hooks, hooks.runs(.preFinish), append.reachesLength else {
                     return respond(finishAppend(append, failure: failure, location: location))
                 }
@@ -185,6 +212,16 @@ extension BlobService {
             case .fail(let error):
                 respond(finishAppend(append, failure: error, location: location))
             }
+        }
+    }
+
+    /// The error `check` throws, if it does.
+    private static func failure(of check: () throws -> Void) -> (any Error)? {
+        do {
+            try check()
+            return nil
+        } catch {
+            return error
         }
     }
 

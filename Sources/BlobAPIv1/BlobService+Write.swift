@@ -7,18 +7,23 @@ extension BlobService {
     /// PUT (at `key`) or POST (content-addressed, `key` nil): everything that can be decided from
     /// the head is decided here, before any body byte is read; then the body streams to the store.
     /// `onlyCreate`: the caller's grant is `create`, so the commit refuses to replace a blob.
-    func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
-        guard let hooks, hooks.runs(.preCreate) else { return try receiveUploadNow(head, key: key, onlyCreate: onlyCreate) }
+    /// `recheck` runs before the commit: it throws when the caller (or link) lost its right meanwhile.
+    func receiveUpload(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool,
+                       recheck: @escaping @Sendable () throws -> Void) throws -> HTTPRequestAction {
+        guard let hooks, hooks.runs(.preCreate) else {
+            return try receiveUploadNow(head, key: key, onlyCreate: onlyCreate, recheck: recheck)
+        }
         let upload = HookUpload(size: head["Content-Length"].flatMap { UInt64($0) },
                                 metadata: head.hookMetadata(key: key?.rawValue, prefix: Self.metadataPrefix))
         return hooks.preCreate(head, upload: upload, failure: { [self] in failure($0) }) { [self] changes in
             let changed = changes.metadata.map { head.applyingHookMetadata($0, prefix: Self.metadataPrefix) } ?? head
-            return try receiveUploadNow(changed, key: key, onlyCreate: onlyCreate)
+            return try receiveUploadNow(changed, key: key, onlyCreate: onlyCreate, recheck: recheck)
         }
     }
 
     /// A PUT or POST once the pre-create hook (if any) let it go on.
-    private func receiveUploadNow(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool) throws -> HTTPRequestAction {
+    private func receiveUploadNow(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool,
+                                  recheck: @escaping @Sendable () throws -> Void) throws -> HTTPRequestAction {
         let expectedSHA256 = try announcedSHA256(head)
         let timeToLive = try Self.timeToLive(head)
         let preconditions = Preconditions(head)
@@ -45,7 +50,7 @@ extension BlobService {
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
                 commitUpload(stream, failure: failure, head: head, key: key, attributes: attributes, expectedMD5: expectedMD5,
-                             timeToLive: timeToLive, condition: condition, events: events, then: respond)
+                             timeToLive: timeToLive, condition: condition, events: events, recheck: recheck, then: respond)
             }))
     }
 
@@ -53,7 +58,7 @@ extension BlobService {
     /// in a group commit, and the answer comes from the thread that committed its batch.
     private func commitUpload(_ stream: BlobWriteStream, failure: (any Error)?, head: HTTPRequestHead, key: BlobKey?,
                               attributes: BlobAttributes, expectedMD5: [UInt8]?, timeToLive: Int64?, condition: WriteCondition, events: EventDraft?,
-                              then respond: @escaping (HTTPResponse) -> Void) {
+                              recheck: @escaping @Sendable () throws -> Void, then respond: @escaping (HTTPResponse) -> Void) {
         let md5: [UInt8]?
         do {
             if let failure { throw failure }
@@ -63,6 +68,12 @@ extension BlobService {
             return respond(self.failure(error))
         }
         let commit: (HookChanges) -> Void = { [self] changes in
+            do {
+                try recheck()
+            } catch {
+                stream.abandon()
+                return respond(self.failure(error))
+            }
             stream.commit(as: key, attributes: attributes, md5: md5, timeToLive: timeToLive, if: condition, events: events) { [self] result in
                 switch result {
                 case .success(let stored):

@@ -123,7 +123,7 @@ extension BlobService {
         }
         guard request.method == "PUT" else { throw HTTPError.methodNotAllowed(allowed: ["PUT"]) }
         guard let key = try Self.sharedKey(share, rest) else { throw HTTPError.noRoute }
-        return try receiveUpload(request, key: key, onlyCreate: true)
+        return try receiveUpload(request, key: key, onlyCreate: true, recheck: { [self] in _ = try shareInForce(share.id) })
     }
 
     /// tus through an upload link: creation at `uploads`, the rest at `uploads/UPLOAD`.
@@ -132,18 +132,20 @@ extension BlobService {
         guard let raw else {
             guard head.method == "POST" else { throw HTTPError.methodNotAllowed(allowed: ["POST", "OPTIONS"]) }
             let target = UploadTarget(key: { [self] metadata in try shareUploadKey(share, metadata) }, onlyCreate: { _ in true },
-                                      owner: "share:" + share.id,
+                                      owner: "share:" + share.id, recheck: { [self] _ in _ = try shareInForce(share.id) },
                                       location: { [publicURL] in publicURL + "/s/\(share.id)/uploads/" + $0 })
             return try createUpload(head, target)
         }
         let id = Self.uploadID(raw)
         let upload = try store.upload(id)
-        guard let key = upload.key, share.isPrefix ? key.bytes.starts(with: share.target) : key.bytes == share.target else {
+        // A link sees only the uploads made through it, not others' under its prefix.
+        guard let key = upload.key, share.isPrefix ? key.bytes.starts(with: share.target) : key.bytes == share.target,
+              try store.owner(ofUpload: id) == "share:" + share.id else {
             throw StoreError.uploadNotFound
         }
         switch head.method {
         case "HEAD": return try uploadOffset(head, id: id)
-        case "PATCH": return try patchUpload(head, id: id, onlyCreate: true)
+        case "PATCH": return try patchUpload(head, id: id, onlyCreate: true, recheck: { [self] in _ = try shareInForce(share.id) })
         case "DELETE": return try terminateUpload(head, id: id)
         default: throw HTTPError.methodNotAllowed(allowed: ["HEAD", "PATCH", "DELETE", "OPTIONS"])
         }

@@ -5,7 +5,7 @@ import MicroHTTPD
 /// What a /v1 request needs of the caller's grants: its route's need, made concrete with the key,
 /// prefix or upload the request names. `Grants.permits` decides (`AccessPolicy.authorize`).
 extension BlobService {
-    func requirement(_ need: V1Route.Need, _ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) -> AccessRequirement {
+    func requirement(_ need: V1Route.Need, _ head: HTTPRequestHead, _ raw: ArraySlice<UInt8>) throws(HTTPError) -> AccessRequirement {
         switch need {
         case .nothing: return .nothing
         case .anyKey(let action): return .anyKey(action)
@@ -27,8 +27,17 @@ extension BlobService {
             guard let key = try? BlobKey(validating: named) else { return .anyKey(action) }
             return .key(action, key.bytes)
         case .upload(let action):
-            // An unknown upload: any grant lets the handler answer 404.
-            guard let upload = try? store.upload(Self.uploadID(raw)) else { return .someGrant }
+            let upload: UploadRecord
+            do throws(StoreError) {
+                upload = try store.upload(Self.uploadID(raw))
+            } catch {
+                switch error {
+                // An unknown or expired upload: any grant lets the handler answer 404 or 410.
+                case .uploadNotFound, .uploadExpired: return .someGrant
+                // A catalog that cannot be read decides nothing: it never widens access.
+                default: throw .unavailable("The catalog could not be read to decide access to the upload; try again.")
+                }
+            }
             return upload.key.map { .key(action, $0.bytes) } ?? .anyKey(action)
         }
     }

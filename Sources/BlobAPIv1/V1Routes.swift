@@ -118,7 +118,8 @@ extension BlobService {
             .init("GET", .listing) { service, head, _, _ in .respond(try service.list(head)) },
             .init("HEAD", .listing) { service, head, _, _ in .respond(try service.list(head)) },
             .init("POST", .anyKey(.write)) { service, head, _, caller in
-                try service.receiveUpload(head, key: nil, onlyCreate: caller.grants.writeAnywhere == .createOnly)
+                try service.receiveUpload(head, key: nil, onlyCreate: caller.grants.writeAnywhere == .createOnly,
+                                          recheck: { try service.access.recheck(caller, .anyKey(.write)) })
             },
         ]),
         V1Route(.parameter(prefix: "/v1/blobs/", minimum: 0), "/v1/blobs/{key}", parameterIsKey: true, [
@@ -126,7 +127,8 @@ extension BlobService {
             .init("HEAD", .pathKey(.read)) { service, head, raw, _ in try service.readOrList(head, raw) },
             .init("PUT", .pathKey(.write)) { service, head, raw, caller in
                 let key = try BlobService.key(raw)
-                return try service.receiveUpload(head, key: key, onlyCreate: caller.write(key) == .createOnly)
+                return try service.receiveUpload(head, key: key, onlyCreate: caller.write(key) == .createOnly,
+                                                 recheck: { try service.access.recheck(caller, .key(.write, key.bytes)) })
             },
             .init("DELETE", .pathKey(.delete)) { service, head, raw, _ in
                 .respond(try service.delete(head, key: BlobService.key(raw)))

@@ -175,6 +175,8 @@ public protocol UploadIndex: Sendable {
     func insert(_ upload: UploadRecord, owner: String?, limit: Int) throws(StoreError)
     /// The upload with this id, if any.
     func upload(_ id: String) throws(StoreError) -> UploadRecord?
+    /// Whom the upload counts against, as `insert` was told (nil for none or no such upload).
+    func owner(ofUpload id: String) throws(StoreError) -> String?
     /// Saves an upload's progress (offset, hash state, length, expiry).
     func save(_ upload: UploadRecord) throws(StoreError)
     /// Forgets an upload.

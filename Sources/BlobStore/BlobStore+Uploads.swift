@@ -47,6 +47,12 @@ extension BlobStore {
         return record
     }
 
+    /// Whom the upload `id` counts against: the credential, client address or share link
+    /// (`share:ID`) that made it; nil for none.
+    public func owner(ofUpload id: String) throws(StoreError) -> String? {
+        try uploadIndex.owner(ofUpload: id)
+    }
+
     /// The upload `id` as it stands: an append to it on this node is stopped first, keeping the
     /// bytes that arrived, so the offset is the durable one (tusd answers a HEAD so too).
     public func currentUpload(_ id: String) throws(StoreError) -> UploadRecord {

@@ -18,6 +18,10 @@ extension PostgresBlobIndex {
             .flatMap { PostgresUploadRow.upload(from: $0, reportingTo: invalidKeys) }
     }
 
+    public func owner(ofUpload id: String) throws(StoreError) -> String? {
+        try rows("SELECT owner FROM uploads WHERE id = $1", [.text(id)]).first?.text("owner")
+    }
+
     public func save(_ upload: UploadRecord) throws(StoreError) {
         try execute(PostgresUploadRow.update, PostgresUploadRow.values(upload))
     }

@@ -22,6 +22,10 @@ extension SQLiteBlobIndex {
         }
     }
 
+    public func owner(ofUpload id: String) throws(StoreError) -> String? {
+        try run { try pool.read { db in try String.fetchOne(db, sql: "SELECT owner FROM uploads WHERE id = ?", arguments: [id]) } }
+    }
+
     public func save(_ upload: UploadRecord) throws(StoreError) {
         try write { db in try db.execute(sql: SQLiteUploadRow.update, arguments: SQLiteUploadRow.arguments(upload)) }
     }

@@ -127,3 +127,21 @@ public struct BearerAuthenticator: Authenticator {
         return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)), keyName: found.key?.name)
     }
 }
+
+extension AccessPolicy {
+    /// Checks again, as a long body ends and before its commit, that the caller may still do
+    /// what `requirement` says: 401 when its credential was revoked or expired since the request
+    /// began (on this node at once, on others after their next poll), 403 when its grants no
+    /// longer meet it.
+    public func recheck(_ principal: Principal, _ requirement: AccessRequirement) throws(HTTPError) {
+        let anonymous = anonymousGrants
+        var grants = anonymous
+        if !principal.isAnonymous {
+            guard let own = self.grants(ofPrincipal: principal.name) else {
+                throw .unauthorized(.unknownCredential, "The credential was revoked or expired while the body arrived; nothing was stored.")
+            }
+            grants = own.union(authenticatedGrants(adding: anonymous))
+        }
+        guard grants.permits(requirement) else { throw .forbidden(requirement) }
+    }
+}
