@@ -17,8 +17,10 @@ final class PostObjectBody: HTTPBodyConsumer {
         let condition: WriteCondition
         let digests: BodyDigests
         let expectedChecksum: String?
-        let range: ClosedRange<UInt64>?
+        let range: (min: UInt64, max: UInt64)?
         let fields: [String: String]
+        /// Who posts it: checked again before the commit (a key revoked meanwhile).
+        let caller: Principal
     }
 
     private let service: S3Service
@@ -57,11 +59,12 @@ final class PostObjectBody: HTTPBodyConsumer {
             guard fields[name] == nil else { throw S3Error(.invalidArgument, "The form field \(name) appears more than once.") }
             fields[name] = String(decoding: value, as: UTF8.self)
         case .fileStart(let filename, _):
+            guard upload == nil else { throw S3Error(.invalidArgument, "POST requires exactly one file upload per request.") }
             upload = try start(filename: filename)
         case .fileBytes(let bytes):
             guard let upload else { return }
             received += UInt64(bytes.count)
-            if let range = upload.range, received > range.upperBound {
+            if let range = upload.range, received > range.max {
                 throw S3Error(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size")
             }
             try upload.stream.write(bytes)
@@ -92,7 +95,8 @@ final class PostObjectBody: HTTPBodyConsumer {
         let digests = BodyDigests(checksum: algorithm, size: nil)
         let stream = try service.store.beginWrite(hasher: digests.hasher)
         return Upload(stream: stream, key: key, blobKey: blobKey, attributes: try S3Service.postAttributes(fields, key: key),
-                      condition: condition, digests: digests, expectedChecksum: expected, range: policy?.lengthRange, fields: fields)
+                      condition: condition, digests: digests, expectedChecksum: expected, range: policy?.lengthRange, fields: fields,
+                      caller: caller)
     }
 
     /// The checksum the form asks for: an `x-amz-checksum-ALGORITHM` field to verify, or an
@@ -125,13 +129,15 @@ final class PostObjectBody: HTTPBodyConsumer {
             if let failure { throw failure }
             guard let upload else { throw S3Error(.invalidArgument, "POST requires exactly one file upload per request.") }
             guard form.fileEnded else { throw S3Error(.incompleteBody, "The form ended inside its file part.") }
-            if let range = upload.range, received < range.lowerBound {
-                throw S3Error(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed size")
+            if let range = upload.range, received < range.min || received > range.max {
+                throw received < range.min ? S3Error(.entityTooSmall, "Your proposed upload is smaller than the minimum allowed size")
+                    : S3Error(.entityTooLarge, "Your proposed upload exceeds the maximum allowed size")
             }
             let values = upload.digests.values(try upload.stream.digests())
             if let expected = upload.expectedChecksum, expected != values.checksum {
                 throw S3Error(.badDigest, "The \(upload.digests.algorithm?.rawValue.uppercased() ?? "") you specified did not match the calculated checksum.")
             }
+            try service.access.recheck(upload.caller, .key(.write, upload.blobKey.bytes))
             verified = (upload, values.md5, upload.digests.algorithm.flatMap { algorithm in values.checksum.map { "\(algorithm.rawValue):\($0)" } })
         } catch {
             upload?.stream.abandon()

@@ -111,12 +111,13 @@ struct PostPolicy {
         if !extra.isEmpty { throw Self.denied("Extra input fields: \(extra.joined(separator: ", "))") }
     }
 
-    /// The `content-length-range`, if the policy has one (the narrowest, if several).
-    var lengthRange: ClosedRange<UInt64>? {
-        var range: ClosedRange<UInt64>?
+    /// The sizes every `content-length-range` of the policy allows (each must hold): at least
+    /// `min` and at most `max`. Ranges that do not overlap leave `min` above `max`, which no
+    /// size meets. Nil when the policy has none.
+    var lengthRange: (min: UInt64, max: UInt64)? {
+        var range: (min: UInt64, max: UInt64)?
         for case .lengthRange(let low, let high) in conditions {
-            let low = max(low, range?.lowerBound ?? 0), high = min(high, range?.upperBound ?? .max)
-            range = low <= high ? low...high : high...high
+            range = (max(low, range?.min ?? 0), min(high, range?.max ?? .max))
         }
         return range
     }

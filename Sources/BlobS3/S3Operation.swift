@@ -211,9 +211,11 @@ enum S3Operation: String, Sendable, CaseIterable {
         switch self {
         case .listBuckets: return .someGrant
         case .createBucket: return .nothing
-        // DeleteObjects decides per key; with a subresource it is refused (501), after the same check.
-        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .deleteObjects,
-             .unsupportedDeleteObjects, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle,
+        // DeleteObjects decides per key (AccessDenied entries for those the caller may not
+        // delete, as S3 answers), whatever the caller's grants elsewhere in the bucket; with a
+        // subresource it is refused (501), after the same check.
+        case .deleteObjects, .unsupportedDeleteObjects: return .nothing
+        case .headBucket, .getBucketLocation, .getBucketVersioning, .getBucketACL, .getBucketConfiguration, .getBucketPolicy, .getBucketPolicyStatus, .getBucketCORS, .getBucketLifecycle,
              .getObjectLockConfiguration:
             return .bucket(bucket)
         case .deleteBucket: return .wholeBucket(.delete, bucket)

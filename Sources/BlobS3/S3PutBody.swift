@@ -97,6 +97,8 @@ struct S3BodyEnd {
     let payload: S3Service.Payload
     let digests: BodyDigests
     let head: HTTPRequestHead
+    /// Whether the caller may still write there (its key may be revoked while the body arrives).
+    let recheck: @Sendable () throws -> Void
     let requestID: String
 
     func complete(failure: (any Error)?, then respond: @escaping (HTTPResponse) -> Void) {
@@ -104,6 +106,7 @@ struct S3BodyEnd {
         do {
             if let failure { throw failure }
             verified = try verify()
+            try recheck()
         } catch {
             sink.abandon()
             return respond(service.failure(S3Error(error), head: head, requestID: requestID))

@@ -43,7 +43,7 @@ extension S3Service {
                 let condition = try Self.deleteCondition(ifMatch: entry.etag.map { [$0] } ?? [], modified: entry.lastModified,
                                                          size: entry.size)
                 let outcome = try delete(blobKey, versionID: entry.versionID, if: condition,
-                                         bypassingGovernance: try Self.bypassesGovernance(head, bucket: bucket, caller: caller)) { name in
+                                         bypassingGovernance: Self.bypassesGovernance(head, bucket: bucket, caller: caller)) { name in
                     events(name, blobKey, head, requestID)
                 }
                 if !request.quiet { xml += Self.deletedXML(key, outcome) }

@@ -10,6 +10,8 @@ extension S3Service {
     /// CopyObject (`PUT` with `x-amz-copy-source`): COPY keeps the source's attributes, REPLACE
     /// takes the request's; a self-copy needs REPLACE. `x-amz-copy-source-if-*` are checked
     /// against the source, `If-Match` / `If-None-Match` against the destination at the commit.
+    /// A copy of a named version (`?versionId=`) onto its own key is not a copy to itself: it
+    /// restores that version, as S3 does.
     /// The bytes are copied into a new file on the commit pool, inside the kernel where the file
     /// system allows (copy_file_range), and committed atomically like a PUT. The copy keeps the
     /// source's checksum, unless `x-amz-checksum-algorithm` asks for one: then the bytes pass
@@ -25,12 +27,12 @@ extension S3Service {
         guard directive == "COPY" || directive == "REPLACE" else {
             throw S3Error(.invalidArgument, "Unknown metadata directive.")
         }
-        if source == destination && directive == "COPY" {
+        let sourceVersion = try Self.copySourceVersion(head["x-amz-copy-source"] ?? "")
+        if source == destination && directive == "COPY" && sourceVersion == nil {
             throw S3Error(.invalidRequest, "This copy request is illegal because it is trying to copy an object to itself "
                           + "without changing the object's metadata, storage class, website redirect location or encryption attributes.")
         }
         let algorithm = try head["x-amz-checksum-algorithm"].map { try ChecksumAlgorithm(header: "x-amz-checksum-algorithm", $0) }
-        let sourceVersion = try Self.copySourceVersion(head["x-amz-copy-source"] ?? "")
         let blob = try openCopySource(head, source, version: sourceVersion)
         let attributes = directive == "REPLACE" ? try Self.attributes(head, key: key) : blob.record.attributes
         var condition = Preconditions(head, acceptingUnquotedTags: true).writeCondition(.content)
@@ -66,7 +68,7 @@ extension S3Service {
                     + Self.checksumElements(Self.checksumHeaders(checksum: stored.record.checksum)) + "</CopyObjectResult>",
                                    requestID: requestID)
                 response.headers += Self.versionHeaders(stored.record, condition.versioning)
-                if let sourceVersion { response.headers.append(("x-amz-copy-source-version-id", sourceVersion)) }
+                response.headers += copySourceVersionHeaders(blob.record, source)
                 return response
             } catch {
                 stream.abandon()
@@ -83,8 +85,8 @@ extension S3Service {
                   requestID: String) throws -> HTTPRequestAction {
         let (sourceBucket, sourceKey) = try Self.copySource(head["x-amz-copy-source"] ?? "")
         try checkCopySourceRead(caller, source: try Self.blobKey(sourceBucket, sourceKey))
-        let blob = try openCopySource(head, try blobKey(sourceBucket, sourceKey),
-                                      version: try Self.copySourceVersion(head["x-amz-copy-source"] ?? ""))
+        let source = try blobKey(sourceBucket, sourceKey)
+        let blob = try openCopySource(head, source, version: try Self.copySourceVersion(head["x-amz-copy-source"] ?? ""))
         var range = ByteRange(start: 0, end: blob.record.size == 0 ? 0 : blob.record.size - 1)
         var length = blob.record.size
         if let text = head["x-amz-copy-source-range"] {
@@ -121,7 +123,9 @@ extension S3Service {
                 if let algorithm, let value = saved.checksum {
                     xml += XML.element(algorithm.element, value)
                 }
-                return xmlResponse(xml + "</CopyPartResult>", requestID: requestID)
+                var response = xmlResponse(xml + "</CopyPartResult>", requestID: requestID)
+                response.headers += copySourceVersionHeaders(blob.record, source)
+                return response
             } catch {
                 part.abandon()
                 return failure(S3Error(error), head: head, requestID: requestID)
@@ -151,6 +155,12 @@ extension S3Service {
             throw S3Error(.preconditionFailed, "At least one of the pre-conditions you specified did not hold.")
         }
         return blob
+    }
+
+    /// `x-amz-copy-source-version-id`: the version a copy read, named or current, when its
+    /// bucket is (or was) versioned; S3 answers it on every copy from such a source.
+    func copySourceVersionHeaders(_ record: BlobRecord, _ source: BlobKey) -> [(name: String, value: String)] {
+        versioning(of: source) == .unversioned ? [] : [("x-amz-copy-source-version-id", record.versionID)]
     }
 
     /// The version `x-amz-copy-source` names (`?versionId=ID`), nil when none.

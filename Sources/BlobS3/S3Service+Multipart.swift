@@ -45,7 +45,7 @@ extension S3Service {
         let part = try store.beginPart(of: upload, number: number, expectedSize: payload.size, expectedSHA256: payload.expectedSHA256,
                                        hasher: digests.hasher)
         return try receive(head, into: PartSink(part: part, keepsChecksum: checksum != nil, requestID: requestID), payload: payload,
-                           digests: digests, requestID: requestID)
+                           digests: digests, recheck: recheck(caller, try blobKey(bucket, key)), requestID: requestID)
     }
 
     /// CompleteMultipartUpload (`POST /BUCKET/KEY?uploadId=ID`): the part list is read, then the

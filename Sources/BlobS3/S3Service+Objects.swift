@@ -27,7 +27,7 @@ extension S3Service {
         let sink = ObjectSink(stream: stream, key: blobKey, attributes: attributes, requestID: requestID,
                               condition: condition, events: events("ObjectCreated:Put", blobKey, head, requestID),
                               expiration: { [self] in expirationHeaders($0) }, preFinish: preFinish)
-        return try receive(head, into: sink, payload: payload, digests: digests, requestID: requestID)
+        return try receive(head, into: sink, payload: payload, digests: digests, recheck: recheck(caller, blobKey), requestID: requestID)
     }
 
     /// The condition a write commits with: the request's preconditions, and create only when
@@ -153,16 +153,23 @@ extension S3Service {
         }
     }
 
-    /// The body's consumer, decoding aws-chunked framing when the request has it.
+    /// What runs as the body of a write to `key` ends, before the commit: AccessDenied when the
+    /// caller's key was revoked or lost the grant while the bytes arrived.
+    func recheck(_ caller: Principal, _ key: BlobKey) -> @Sendable () throws -> Void {
+        { [access] in try access.recheck(caller, .key(.write, key.bytes)) }
+    }
+
+    /// The body's consumer, decoding aws-chunked framing when the request has it; `recheck`
+    /// runs once the body is verified, before the sink completes.
     func receive(_ head: HTTPRequestHead, into sink: any S3BodySink, payload: Payload, digests: BodyDigests,
-                 requestID: String) throws -> HTTPRequestAction {
+                 recheck: @escaping @Sendable () throws -> Void, requestID: String) throws -> HTTPRequestAction {
         let decoder = payload.chunked.map { chunked in
             AWSChunkedDecoder(signing: chunked.signing, hasTrailer: chunked.hasTrailer, declaredLength: payload.size) {
                 try sink.write($0)
             }
         }
         let end = S3BodyEnd(service: self, sink: sink, decoder: decoder, payload: payload, digests: digests, head: head,
-                            requestID: requestID)
+                            recheck: recheck, requestID: requestID)
         let write: StreamingBody.Write = decoder.map { decoder in { try decoder.feed($0) } } ?? { try sink.write($0) }
         return .receive(StreamingBody(committers: committers, write: write, abandon: { sink.abandon() },
                                       attach: { sink.attach($0) }, end: end.complete))

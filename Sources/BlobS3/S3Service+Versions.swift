@@ -118,7 +118,7 @@ extension S3Service {
     func deleteObject(_ head: HTTPRequestHead, bucket: String, key: String, query: [(name: String, value: [UInt8])],
                       caller: Principal, requestID: String) throws -> HTTPResponse {
         let blobKey = try blobKey(bucket, key)
-        let bypass = try Self.bypassesGovernance(head, bucket: bucket, caller: caller)
+        let bypass = Self.bypassesGovernance(head, bucket: bucket, caller: caller)
         let outcome = try delete(blobKey, versionID: Self.value("versionId", in: query), if: try Self.deleteCondition(head),
                                  bypassingGovernance: bypass) { name in
             events(name, blobKey, head, requestID)

@@ -17,11 +17,15 @@ public struct HookSettings: Sendable {
     public var events: Set<HookEvent>
     /// Seconds for the whole exchange with the hook.
     public var timeout: Double
+    /// Whether the hook is told the client's credentials (Authorization, cookies, presigned
+    /// signatures, share link ids); by default they are left out (`--hook-forward-credentials`).
+    public var forwardsCredentials: Bool
 
-    public init(url: ServerURL, events: Set<HookEvent>, timeout: Double = 5) {
+    public init(url: ServerURL, events: Set<HookEvent>, timeout: Double = 5, forwardsCredentials: Bool = false) {
         self.url = url
         self.events = events
         self.timeout = timeout
+        self.forwardsCredentials = forwardsCredentials
     }
 }
 
@@ -122,7 +126,8 @@ public final class BlockingHooks: Sendable {
         let answer: HTTPClientResponse
         do {
             answer = try client.send("POST", "", headers: [("Content-Type", "application/json")],
-                                     body: HookMessage.request(event, upload: upload, head: head))
+                                     body: HookMessage.request(event, upload: upload, head: head,
+                                                               forwardingCredentials: settings.forwardsCredentials))
         } catch {
             logger.warning("The blocking hook did not answer", metadata: ["hook": "\(event.rawValue)", "error": "\(error)"])
             if case .timeout = error { return .fail(.unavailable("The \(event.rawValue) hook did not answer within \(settings.timeout) s.")) }

@@ -40,6 +40,9 @@ public struct BucketPolicy: Sendable {
         guard let root = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             throw .malformed("The policy is not a JSON object.")
         }
+        if let name = JSONDuplicates.firstDuplicate(in: body) {
+            throw .malformed("The policy names \(name) twice in one object.")
+        }
         for name in root.keys where !["Version", "Id", "Statement"].contains(name) {
             throw .malformed("Unknown field \(name).")
         }

@@ -11,12 +11,15 @@ enum HookMessage {
         var isUnsupported = false
     }
 
-    /// The hook request: `{"Type", "Event": {"Upload", "HTTPRequest"}}`.
-    static func request(_ event: HookEvent, upload: HookUpload, head: HTTPRequestHead) -> [UInt8] {
-        var uri = String(decoding: head.path, as: UTF8.self)
-        if let query = head.query { uri += "?" + String(decoding: query, as: UTF8.self) }
+    /// The hook request: `{"Type", "Event": {"Upload", "HTTPRequest"}}`. Unless
+    /// `forwardingCredentials`, the client's credentials stay out of it (`withoutCredentials`).
+    static func request(_ event: HookEvent, upload: HookUpload, head: HTTPRequestHead, forwardingCredentials: Bool) -> [UInt8] {
+        var (path, query, fields) = (head.path, head.query, head.headers)
+        if !forwardingCredentials { (path, query, fields) = withoutCredentials(head) }
+        var uri = String(decoding: path, as: UTF8.self)
+        if let query { uri += "?" + String(decoding: query, as: UTF8.self) }
         var header: [String: [String]] = [:]
-        for (name, value) in head.headers { header[canonical(name), default: []].append(value) }
+        for (name, value) in fields { header[canonical(name), default: []].append(value) }
         let message: [String: Any] = [
             "Type": event.rawValue,
             "Event": [
@@ -40,6 +43,32 @@ enum HookMessage {
             ] as [String: Any],
         ]
         return (try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])).map(Array.init) ?? []
+    }
+
+    /// Header fields that carry a credential.
+    static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-amz-security-token"]
+    /// Query parameters that carry a credential (SigV4 and SigV2 presigned URLs).
+    static let credentialParameters: Set<String> = ["x-amz-signature", "x-amz-credential", "x-amz-security-token", "signature",
+                                                    "awsaccesskeyid"]
+
+    /// The request's path, query and header fields without its credentials: no Authorization,
+    /// Proxy-Authorization, Cookie or session token; no presigned signature or credential in the
+    /// query; a share link's id (the credential of `/s/ID/...`) as `-`.
+    static func withoutCredentials(_ head: HTTPRequestHead) -> (path: [UInt8], query: [UInt8]?, headers: [(name: String, value: String)]) {
+        let headers = head.headers.filter { !credentialFields.contains($0.name.lowercased()) }
+        let query = head.query.map { raw in
+            raw.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).filter { pair in
+                let name = pair.prefix { $0 != UInt8(ascii: "=") }
+                return !credentialParameters.contains(String(decoding: name, as: UTF8.self).lowercased())
+            }.joined(separator: [UInt8(ascii: "&")]).map { $0 }
+        }
+        var path = head.path
+        let share = Array("/s/".utf8)
+        if path.starts(with: share) {
+            let rest = path.dropFirst(share.count)
+            path = share + Array("-".utf8) + Array(rest[(rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex)...])
+        }
+        return (path, query, headers)
     }
 
     /// Go's canonical header key: `content-type` → `Content-Type`.

@@ -72,6 +72,7 @@ struct Serve: ParsableCommand {
     @Option(help: "http:// URL of a blocking hook that takes tusd's hook requests (BLOBD_HOOK_URL; default none).") var hookUrl: String?
     @Option(help: "The hooks sent to --hook-url: pre-create, pre-finish, comma-separated (BLOBD_HOOK_EVENTS; default both).") var hookEvents: String?
     @Option(help: "How long a hook may take before the request gets 503: seconds, or 500ms (BLOBD_HOOK_TIMEOUT; default 5s).") var hookTimeout: String?
+    @Flag(help: "Tell the hook the client's credentials too (Authorization, cookies, presigned signatures, share link ids), which are left out by default (BLOBD_HOOK_FORWARD_CREDENTIALS).") var hookForwardCredentials = false
     @Option(help: "NAME=URL: an http:// webhook that bucket subscriptions may send events to; repeatable (BLOBD_NOTIFY_WEBHOOK_<NAME>=URL).") var notifyWebhook: [String] = []
     @Option(help: "NAME=whsec_...: sign NAME's deliveries as Standard Webhooks do; repeatable (BLOBD_NOTIFY_SECRET_<NAME>).") var notifySecret: [String] = []
     @Option(help: "How long an undelivered event is retried before it is dropped: 90s, 24h, 7d (BLOBD_NOTIFY_RETENTION; default 7d).") var notifyRetention: String?

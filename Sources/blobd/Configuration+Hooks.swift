@@ -1,9 +1,9 @@
 import HTTPCore
 
 extension Serve {
-    /// --hook-url, --hook-events, --hook-timeout: nil without a hook URL; events or a timeout
-    /// without one are a mistake.
-    func resolveHooks(_ value: (String?, String) -> String?) throws -> HookSettings? {
+    /// --hook-url, --hook-events, --hook-timeout, --hook-forward-credentials: nil without a hook
+    /// URL; events or a timeout without one are a mistake.
+    func resolveHooks(_ value: (String?, String) -> String?, environment: [String: String]) throws -> HookSettings? {
         let events = value(hookEvents, "hook-events")
         let timeout = value(hookTimeout, "hook-timeout")
         guard let text = value(hookUrl, "hook-url"), !text.isEmpty else {
@@ -19,6 +19,8 @@ extension Serve {
             throw Configuration.Invalid(description: "--hook-url: \(error)")
         }
         var settings = HookSettings(url: url, events: Set(HookEvent.allCases))
+        settings.forwardsCredentials = try hookForwardCredentials
+            || Configuration.parseBool(environment["BLOBD_HOOK_FORWARD_CREDENTIALS"] ?? "", "hook-forward-credentials")
         if let events {
             settings.events = []
             for name in events.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {

@@ -195,7 +195,7 @@ extension Serve {
         try resolveCluster(&c, value)
         try resolveProcess(&c, value)
         try resolveCORS(&c, environment: environment)
-        c.hooks = try resolveHooks(value)
+        c.hooks = try resolveHooks(value, environment: environment)
         try c.resolveEvents(webhooks: notifyWebhook, secrets: notifySecret, retention: value(notifyRetention, "notify-retention"),
                             environment: environment)
         return c
