@@ -104,7 +104,10 @@ async function showPreview(preview, key, name, type, link) {
   else if (media.startsWith("text/") || /json|xml|yaml|javascript/.test(media)) {
     const response = await call("GET", blobPath(key), { headers: { Range: "bytes=0-65535" } });
     const text = await response.text();
-    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (response.status === 206 ? "\n…" : "")));
+    // A 206 may hold the whole blob (a short one): "…" only when Content-Range says there is more.
+    const range = /\/(\d+)$/.exec(response.headers.get("content-range") || "");
+    const cut = response.status === 206 && range && Number(range[1]) > 65536;
+    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (cut ? "\n…" : "")));
   } else {
     preview.append(h("p", { class: "hint" }, "No preview for " + (media || "this type") + "."));
   }

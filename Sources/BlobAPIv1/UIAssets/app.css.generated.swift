@@ -3,7 +3,7 @@
 
 /// ui/app.css, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"d82fc92af152ba765381f1a37838cb56\"",
+    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"f7d1741120f368bb06d6a799f9698ffa\"",
                                      body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
@@ -82,6 +82,7 @@ dialog menu { display: flex; justify-content: flex-end; gap: .5rem; padding: 0; 
 a.folder::before { content: ""; display: inline-block; width: .9em; height: .7em; margin-right: .4em; border: 2px solid currentColor; border-radius: 2px 2px 3px 3px; border-top-width: 4px; vertical-align: -.05em; }
 .card button, .card .button { justify-self: start; }
 .upload progress { width: 100%; }
+.badge { background: #fff3cd; color: #5c4400; border-radius: 4px; padding: .15rem .5rem; font-size: .9rem; }
 
 """#.utf8))
 }

@@ -3,7 +3,7 @@
 
 /// ui/details.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"7ebd02f4a4542943648b7463ac345372\"",
+    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"8496051646ebc3c408ccae6667909fbe\"",
                                      body: Array(#"""
 // One blob: its details (HEAD), a real download link, an inline preview, delete, and sharing.
 // A download or preview link may not carry the long-lived token, so the page makes a read
@@ -111,7 +111,10 @@ async function showPreview(preview, key, name, type, link) {
   else if (media.startsWith("text/") || /json|xml|yaml|javascript/.test(media)) {
     const response = await call("GET", blobPath(key), { headers: { Range: "bytes=0-65535" } });
     const text = await response.text();
-    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (response.status === 206 ? "\n…" : "")));
+    // A 206 may hold the whole blob (a short one): "…" only when Content-Range says there is more.
+    const range = /\/(\d+)$/.exec(response.headers.get("content-range") || "");
+    const cut = response.status === 206 && range && Number(range[1]) > 65536;
+    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (cut ? "\n…" : "")));
   } else {
     preview.append(h("p", { class: "hint" }, "No preview for " + (media || "this type") + "."));
   }

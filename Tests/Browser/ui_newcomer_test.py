@@ -1,0 +1,120 @@
+"""The web page as a newcomer finds it (issue 35), one step per run:
+    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file
+Environment: BASE (blobd's /v1 URL), S3 (its S3 URL, or ""), OUT (screenshots), WORK (temp dir),
+ADMIN and READER (tokens, "-" in open access). Prints one line per step; exits non-zero on the
+first failure, after a screenshot `newcomer-failure-STEP`."""
+import os, sys, time
+import requests
+from selenium.webdriver.common.by import By
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from page_helpers import ADMIN, BASE, OUT, WORK, accessible, browser, check, click, css, go, login, shot, step, wait  # noqa: E402
+
+S3 = os.environ.get("S3", "")
+
+
+def call(method, path, token=None, **kw):
+    """A /v1 request, with a bearer token only when given (open access knows no token)."""
+    headers = kw.pop("headers", {})
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    return requests.request(method, BASE + path, headers=headers, timeout=60, **kw)
+
+
+def visible(driver, selector):
+    return any(e.is_displayed() for e in css(driver, selector))
+
+
+def rows(driver):
+    """The folder table's rows: (data-key, name text, type text)."""
+    return driver.execute_script("""return [...document.querySelectorAll('#rows tr')].map((tr) =>
+        [tr.dataset.key, tr.querySelector('td.name').textContent, tr.children[3].textContent])""")
+
+
+def uploads_done(driver, count):
+    states = [e.text for e in css(driver, "#uploads-list .upload-status")]
+    return len(states) == count and all(s.startswith("done") for s in states)
+
+
+def open_access(driver):
+    """No tokens file: the page opens without a token, says so, browses and uploads."""
+    check(call("PUT", "/v1/buckets/photos").status_code == 201, "bucket photos")
+    check(call("PUT", "/v1/blobs/photos/hello.txt", data=b"hello\n", headers={"Content-Type": "text/plain"}).status_code == 201, "hello.txt")
+    driver.get(BASE + "/ui/")
+    wait(driver, lambda d: visible(d, "#open-access"), "the open-access note")
+    check(not visible(driver, "#login-view") and not visible(driver, "#token"), "no login form in open access")
+    check(css(driver, "#open-access")[0].text == "Open access: no token needed", f"note: {css(driver, '#open-access')[0].text}")
+    check(not visible(driver, "#logout"), "nothing to log out of")
+    wait(driver, lambda d: [a.text for a in css(d, ".buckets a.folder")] == ["photos"], "the bucket listed")
+    accessible(driver, "open access")
+    shot(driver, "open-access")
+    click(css(driver, ".buckets a[href='#/b/photos/']")[0])
+    wait(driver, lambda d: any(r[0] == "photos/hello.txt" for r in rows(d)), "photos/ listed")
+    path = os.path.join(WORK, "from-page.txt")
+    with open(path, "wb") as f:
+        f.write(b"uploaded without a token\n")
+    css(driver, "#file-input")[0].send_keys(path)
+    wait(driver, lambda d: uploads_done(d, 1), "the upload done")
+    wait(driver, lambda d: any(r[0] == "photos/from-page.txt" for r in rows(d)), "the new blob listed")
+    check(call("GET", "/v1/blobs/photos/from-page.txt").content == b"uploaded without a token\n", "stored")
+    go(driver, "#/o/photos/hello.txt")
+    wait(driver, lambda d: css(d, "#preview-text"), "the text preview")
+    check(css(driver, "#preview-text")[0].text == "hello", f"preview: {css(driver, '#preview-text')[0].text!r}")
+    link = css(driver, "a#download")[0].get_attribute("href")
+    check(requests.get(link).content == b"hello\n", "the download link works")
+    shot(driver, "open-access-upload")
+    driver.refresh()
+    wait(driver, lambda d: visible(d, "#open-access") and css(d, "#preview-text"), "still open after a reload")
+    step("open access: no login, a note saying so, browsed, uploaded and downloaded without a token")
+
+
+def tokens_file(driver):
+    """With a tokens file the page still asks for a token, and says nothing of open access. Its
+    `anonymous read:photos` line lets a visitor go on without a token, read-only."""
+    check(call("PUT", "/v1/buckets/photos", token=ADMIN).status_code == 201, "bucket photos")
+    check(call("PUT", "/v1/blobs/photos/hello.txt", token=ADMIN, data=b"hello\n").status_code == 201, "hello.txt")
+    driver.get(BASE + "/ui/")
+    wait(driver, lambda d: visible(d, "#token"), "the login form")
+    check(not visible(driver, "#open-access"), "no open-access note")
+    check(css(driver, "#anonymous")[0].text == "Without a token you may: read:photos\nContinue without a token", css(driver, "#anonymous")[0].text)
+    accessible(driver, "login with anonymous grants")
+    shot(driver, "login-anonymous")
+    css(driver, "#token")[0].send_keys("not-a-token")
+    click(css(driver, "#login-form button[type='submit']")[0])
+    wait(driver, lambda d: css(d, "#login-error")[0].text == "That token is not valid.", "an unknown token refused")
+    click(css(driver, "#anonymous-continue")[0])
+    wait(driver, lambda d: css(d, "#principal")[0].text == "anonymous", "in without a token")
+    check(not visible(driver, "#open-access") and css(driver, "#logout")[0].text == "Log in", "a way to log in")
+    go(driver, "#/b/photos/")
+    wait(driver, lambda d: [r[0] for r in rows(d)] == ["photos/hello.txt"], "photos/ listed without a token")
+    check(not css(driver, "#file-input") and not css(driver, "#delete-selected"), "read-only")
+    click(css(driver, "#logout")[0])
+    wait(driver, lambda d: visible(d, "#token"), "the login form again")
+    login(driver, BASE, ADMIN)
+    check(not visible(driver, "#open-access") and css(driver, "#logout")[0].text == "Log out", "logged in with the token")
+    step("tokens file: the login asks for a token, refuses an unknown one, takes a known one; anonymous grants browse read-only")
+
+
+STEPS = {"open-access": open_access, "tokens-file": tokens_file}
+
+
+def main():
+    name = sys.argv[1]
+    os.makedirs(OUT, exist_ok=True)
+    driver = browser()
+    try:
+        STEPS[name](driver)
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]
+                  and "Failed to load resource" not in e["message"]]
+        check(not errors, f"browser console errors: {errors}")
+    except Exception:
+        shot(driver, "newcomer-failure-" + name)
+        print(driver.execute_script("return document.body.innerText")[:3000], file=sys.stderr)
+        raise
+    finally:
+        driver.quit()
+    step(f"{name}: all steps passed")
+
+
+if __name__ == "__main__":
+    main()
