@@ -3,7 +3,8 @@
 import { APIError, setToken, token, whoami } from "./api.js";
 import { h } from "./dom.js";
 import { isAdminEverywhere, setGrants } from "./grants.js";
-import { refreshIfUnder, showBuckets, showFolder } from "./browse.js";
+import { refreshIfUnder, showFolder } from "./browse.js";
+import { showBuckets } from "./buckets.js";
 import { pageLinkIDs, revokePageLinks, showObject } from "./details.js";
 import { showShares } from "./shares.js";
 import { showBucketSettings, showKeys } from "./admin.js";

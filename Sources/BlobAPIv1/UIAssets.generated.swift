@@ -8,6 +8,7 @@ enum UIAssets {
         api_js,
         app_css,
         browse_js,
+        buckets_js,
         details_js,
         dom_js,
         favicon_svg,

@@ -1,5 +1,5 @@
 """The web page as a newcomer finds it (issue 35), one step per run:
-    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file
+    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket
 Environment: BASE (blobd's /v1 URL), S3 (its S3 URL, or ""), OUT (screenshots), WORK (temp dir),
 ADMIN and READER (tokens, "-" in open access). Prints one line per step; exits non-zero on the
 first failure, after a screenshot `newcomer-failure-STEP`."""
@@ -95,7 +95,60 @@ def tokens_file(driver):
     step("tokens file: the login asks for a token, refuses an unknown one, takes a known one; anonymous grants browse read-only")
 
 
-STEPS = {"open-access": open_access, "tokens-file": tokens_file}
+def new_bucket(driver):
+    """The root lists buckets from GET /v1/buckets (empty ones too); New bucket makes an S3 bucket
+    and refuses an invalid name with a clear message."""
+    check(call("PUT", "/v1/buckets/existing").status_code == 201, "an empty bucket")
+    driver.get(BASE + "/ui/")
+    wait(driver, lambda d: [a.text for a in css(d, ".buckets a.folder")] == ["existing"], "the empty bucket listed")
+    click(css(driver, "#new-bucket")[0])
+    wait(driver, lambda d: d.find_element(By.ID, "name-dialog").get_attribute("open") is not None, "the new bucket dialog")
+    check(css(driver, "#name-title")[0].text == "New bucket", "its title")
+    css(driver, "#name-input")[0].send_keys("My_Photos")
+    click(css(driver, "#name-ok")[0])
+    wait(driver, lambda d: css(d, "#name-error")[0].text, "an error for the invalid name")
+    error = css(driver, "#name-error")[0].text
+    check(error == "Use only lowercase letters, digits, dots (.) and hyphens (-): \"My_Photos\" has M, _ and P.", f"the error: {error}")
+    check(css(driver, "#name-input")[0].get_attribute("aria-invalid") == "true", "the field marked invalid")
+    accessible(driver, "new bucket")
+    shot(driver, "new-bucket-invalid")
+    for name, message in [("ab", "A bucket name is 3 to 63 characters long."),
+                          ("-photos", "A bucket name starts and ends with a lowercase letter or a digit."),
+                          ("my..photos", "A bucket name has no two dots in a row, and no dot next to a hyphen."),
+                          ("10.0.0.1", "A bucket name may not look like an IP address.")]:
+        css(driver, "#name-input")[0].clear()
+        css(driver, "#name-input")[0].send_keys(name)
+        click(css(driver, "#name-ok")[0])
+        wait(driver, lambda d: css(d, "#name-error")[0].text == message, f"{name}: {message}")
+    css(driver, "#name-input")[0].clear()
+    css(driver, "#name-input")[0].send_keys("my-photos")
+    click(css(driver, "#name-option")[0])
+    click(css(driver, "#name-ok")[0])
+    wait(driver, lambda d: "my-photos" in [a.text for a in css(d, ".buckets a.folder")], "the new bucket listed")
+    check(css(driver, "#notice")[0].text == "Bucket my-photos made, with versioning.", f"notice: {css(driver, '#notice')[0].text}")
+    made = call("GET", "/v1/buckets").json()["buckets"]
+    check([b["name"] for b in made] == ["existing", "my-photos"] and made[1].get("versioning") == "Enabled", f"GET /v1/buckets: {made}")
+    if S3:
+        check(requests.head(S3 + "/my-photos", timeout=30).status_code == 200, "S3 HeadBucket sees it")
+        check("<Name>my-photos</Name>" in requests.get(S3 + "/", timeout=30).text, "S3 ListBuckets shows it")
+        check("<Status>Enabled</Status>" in requests.get(S3 + "/my-photos?versioning", timeout=30).text, "versioned for S3")
+    row = [r.text for r in css(driver, ".buckets tr[data-bucket='my-photos'] td")]
+    check(row[2] == "versioning on", f"the bucket's row: {row}")
+    shot(driver, "buckets")
+    check(call("PUT", "/v1/blobs/my-photos/a.txt", data=b"a").status_code == 201, "a blob in my-photos")
+    for name, notice in [("my-photos", "Bucket my-photos is not empty: delete what it holds first."), ("existing", "Bucket existing deleted.")]:
+        click(css(driver, f".buckets tr[data-bucket='{name}'] button.danger")[0])
+        wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None, f"confirm deleting {name}")
+        click(css(driver, "#confirm-ok")[0])
+        wait(driver, lambda d: css(d, "#notice")[0].text == notice, notice)
+    check([a.text for a in css(driver, ".buckets a.folder")] == ["my-photos"], "existing gone from the list")
+    if S3:
+        check(requests.head(S3 + "/existing", timeout=30).status_code == 404, "S3 sees it gone")
+    step("New bucket: invalid names refused in the dialog; my-photos made, versioned, seen by S3; "
+         "an empty bucket deleted, a full one refused")
+
+
+STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket}
 
 
 def main():

@@ -2,9 +2,9 @@ import Foundation
 import LiveBlobd
 import Testing
 
-/// The web page as a newcomer finds it (issue 35): open access without a token (item 13), each
-/// a step of Tests/Browser/ui_newcomer_test.py in headless Chromium against a blobd of its own, with its S3
-/// listener. Screenshots go to .build/ui-screenshots.
+/// The web page as a newcomer finds it (issue 35): open access without a token (item 13) and New
+/// bucket (item 14), each a step of Tests/Browser/ui_newcomer_test.py in headless Chromium against
+/// a blobd of its own, with its S3 listener. Screenshots go to .build/ui-screenshots.
 @Suite(.serialized) struct WebPageNewcomerTests {
     /// Runs `step` against a blobd started with `arguments` (none: open access, as `make run`)
     /// and checks its screenshots were taken; an issue when Chromium is not installed.
@@ -44,5 +44,11 @@ import Testing
         let tokens = dir.file("tokens", Array("\(WebPageTests.adminToken) read,write,delete,share,admin\nanonymous read:photos\n".utf8))
         chmod(tokens, 0o600)
         try run("tokens-file", ["--tokens-file", tokens], screenshots: ["login-anonymous"])
+    }
+
+    /// Item 14: the root lists GET /v1/buckets; New bucket makes an S3 bucket (versioned if
+    /// asked) and refuses an invalid name in the dialog.
+    @Test(.timeLimit(.minutes(3))) func newBucketFromPage() throws {
+        try run("new-bucket", screenshots: ["new-bucket-invalid", "buckets"])
     }
 }

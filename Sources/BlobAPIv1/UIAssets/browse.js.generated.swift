@@ -3,13 +3,13 @@
 
 /// ui/browse.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let browse_js = WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"212bdcda38d10c515c85c6e06decbfe4\"",
+    static let browse_js = WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"b36cb285973a74fb94c102a886bd4916\"",
                                      body: Array(#"""
-// Buckets, then folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more"
-// pages (the listing's `next` cursor), selection and delete, a new folder, uploads.
+// Folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more" pages (the
+// listing's `next` cursor), selection and delete, a new folder, uploads.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
 import { askName, confirmDialog, h, notice } from "./dom.js";
-import { grantBuckets, may, mayList, mayUnder } from "./grants.js";
+import { may, mayUnder } from "./grants.js";
 import { addUploads, droppedFiles } from "./uploads.js";
 
 const PAGE = 1000;
@@ -18,7 +18,7 @@ export const objectHash = (key) => "#/o/" + key.split("/").map(encodeURIComponen
 
 let state = null;
 
-function breadcrumbs(prefix) {
+export function breadcrumbs(prefix) {
   const parts = prefix.split("/").filter(Boolean);
   const items = [h("li", {}, h("a", { href: "#/" }, "Buckets"))];
   parts.forEach((part, i) => {
@@ -26,26 +26,6 @@ function breadcrumbs(prefix) {
     items.push(h("li", {}, i === parts.length - 1 ? h("span", { "aria-current": "page" }, part) : h("a", { href: folderHash(path) }, part)));
   });
   return h("nav", { "aria-label": "Breadcrumbs" }, h("ol", { class: "crumbs" }, items));
-}
-
-/** The top level: buckets (the listing's folders, or the buckets the grants name). */
-export async function showBuckets(view) {
-  view.replaceChildren(breadcrumbs(""), h("h2", {}, "Buckets"), h("p", { id: "notice" }));
-  let names;
-  try {
-    names = mayList("") ? (await listPage("", null, 10000)).prefixes.map((p) => p.slice(0, -1)) : grantBuckets();
-  } catch (error) {
-    names = grantBuckets();
-    if (!names.length) notice(error.message, true);
-  }
-  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/"), class: "folder" }, name))));
-  if (!names.length) list.append(h("li", {}, "No bucket to show."));
-  view.append(list, h("form", { class: "inline", onsubmit: (e) => {
-    e.preventDefault();
-    const name = e.target.elements.bucket.value.trim().replace(/\/+$/, "");
-    if (name) location.hash = folderHash(name + "/");
-  } }, h("label", { for: "open-bucket" }, "Open bucket or folder"), h("input", { id: "open-bucket", name: "bucket", placeholder: "photos/2024" }),
-  h("button", { type: "submit" }, "Open")));
 }
 
 /** A folder: `prefix` ends with "/". */

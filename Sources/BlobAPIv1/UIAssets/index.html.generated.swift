@@ -3,7 +3,7 @@
 
 /// ui/index.html, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let index_html = WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"d51b509dee4bd45e2581cfb32d5a11fe\"",
+    static let index_html = WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"746f318615b74eb36a23114249102ef0\"",
                                      body: Array(#"""
 <!doctype html>
 <html lang="en">
@@ -73,6 +73,7 @@ extension UIAssets {
     <label id="name-label" for="name-input">Folder name</label>
     <input id="name-input" name="name" autocomplete="off" spellcheck="false" aria-describedby="name-hint name-error">
     <p id="name-hint" class="hint"></p>
+    <label id="name-option-label" class="option" hidden><input type="checkbox" id="name-option"> <span id="name-option-text"></span></label>
     <p id="name-error" class="error" role="alert"></p>
     <menu><button type="button" id="name-cancel">Cancel</button> <button value="ok" id="name-ok">Create</button></menu>
   </form>

@@ -3,14 +3,15 @@
 
 /// ui/main.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let main_js = WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"97d285be25814cd9e825c0c84f1198a0\"",
+    static let main_js = WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"8cd303330add4cbc12d27c0bba814ecb\"",
                                      body: Array(#"""
 // The page: log in, the caller's grants, the status line, and the views by location hash:
 // #/ buckets, #/b/PREFIX/ a folder, #/o/KEY a blob, #/shares, #/admin/keys, #/admin/buckets/B.
 import { APIError, setToken, token, whoami } from "./api.js";
 import { h } from "./dom.js";
 import { isAdminEverywhere, setGrants } from "./grants.js";
-import { refreshIfUnder, showBuckets, showFolder } from "./browse.js";
+import { refreshIfUnder, showFolder } from "./browse.js";
+import { showBuckets } from "./buckets.js";
 import { pageLinkIDs, revokePageLinks, showObject } from "./details.js";
 import { showShares } from "./shares.js";
 import { showBucketSettings, showKeys } from "./admin.js";
