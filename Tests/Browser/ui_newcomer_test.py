@@ -1,5 +1,5 @@
 """The web page as a newcomer finds it (issue 35), one step per run:
-    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket
+    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket, multi-upload
 Environment: BASE (blobd's /v1 URL), S3 (its S3 URL, or ""), OUT (screenshots), WORK (temp dir),
 ADMIN and READER (tokens, "-" in open access). Prints one line per step; exits non-zero on the
 first failure, after a screenshot `newcomer-failure-STEP`."""
@@ -148,7 +148,27 @@ def new_bucket(driver):
          "an empty bucket deleted, a full one refused")
 
 
-STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket}
+def multi_upload(driver):
+    """Twelve files picked at once: each is listed once when they are all done, without a reload."""
+    check(call("PUT", "/v1/buckets/many").status_code == 201, "bucket many")
+    paths = []
+    for i in range(12):
+        paths.append(os.path.join(WORK, f"file{i:02d}.txt"))
+        with open(paths[-1], "wb") as f:
+            f.write(f"file {i}\n".encode())
+    driver.get(BASE + "/ui/#/b/many/")
+    wait(driver, lambda d: css(d, "#file-input") and css(d, "#count")[0].text == "0 entries", "the empty folder")
+    css(driver, "#file-input")[0].send_keys("\n".join(paths))
+    wait(driver, lambda d: uploads_done(d, 12), "twelve uploads done", timeout=60)
+    expected = [f"many/file{i:02d}.txt" for i in range(12)]
+    # The uploads' refreshes settle; a page that shows a row twice never gets to 12 entries.
+    wait(driver, lambda d: css(d, "#count")[0].text == "12 entries" and [r[0] for r in rows(d)] == expected,
+         f"each file listed once: {[r[0] for r in rows(driver)]}, {css(driver, '#count')[0].text}", timeout=15)
+    shot(driver, "multi-upload")
+    step("twelve files uploaded at once, each listed once without a reload")
+
+
+STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket, "multi-upload": multi_upload}
 
 
 def main():

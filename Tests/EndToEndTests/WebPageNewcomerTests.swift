@@ -2,9 +2,10 @@ import Foundation
 import LiveBlobd
 import Testing
 
-/// The web page as a newcomer finds it (issue 35): open access without a token (item 13) and New
-/// bucket (item 14), each a step of Tests/Browser/ui_newcomer_test.py in headless Chromium against
-/// a blobd of its own, with its S3 listener. Screenshots go to .build/ui-screenshots.
+/// The web page as a newcomer finds it (issue 35): open access without a token (item 13), New
+/// bucket (item 14), and the folder view (item 17), each a step of
+/// Tests/Browser/ui_newcomer_test.py in headless Chromium against a blobd of its own, with its S3
+/// listener. Screenshots go to .build/ui-screenshots.
 @Suite(.serialized) struct WebPageNewcomerTests {
     /// Runs `step` against a blobd started with `arguments` (none: open access, as `make run`)
     /// and checks its screenshots were taken; an issue when Chromium is not installed.
@@ -50,5 +51,10 @@ import Testing
     /// asked) and refuses an invalid name in the dialog.
     @Test(.timeLimit(.minutes(3))) func newBucketFromPage() throws {
         try run("new-bucket", screenshots: ["new-bucket-invalid", "buckets"])
+    }
+
+    /// Item 17: files uploaded together are each listed once, without a reload.
+    @Test(.timeLimit(.minutes(3))) func multiFileUploadListsEachFileOnce() throws {
+        try run("multi-upload", screenshots: ["multi-upload"])
     }
 }

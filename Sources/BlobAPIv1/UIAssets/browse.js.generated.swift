@@ -3,7 +3,7 @@
 
 /// ui/browse.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let browse_js = WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"b36cb285973a74fb94c102a886bd4916\"",
+    static let browse_js = WebUI.Asset(name: "browse.js", contentType: "text/javascript; charset=utf-8", etag: "\"e65e693eabefc058246a9a0f4f19d56f\"",
                                      body: Array(#"""
 // Folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more" pages (the
 // listing's `next` cursor), selection and delete, a new folder, uploads.
@@ -30,7 +30,7 @@ export function breadcrumbs(prefix) {
 
 /** A folder: `prefix` ends with "/". */
 export async function showFolder(view, prefix) {
-  state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set() };
+  state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set(), generation: 0 };
   const canUpload = mayUnder("write", prefix);
   const canDelete = mayUnder("delete", prefix);
   const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", tabindex: "-1", onchange: (e) => picked(e.target, (file) => file.name) });
@@ -81,22 +81,30 @@ export function refreshIfUnder(key) {
   if (state && key.startsWith(state.prefix) && document.getElementById("rows")) reload();
 }
 
+/** Lists the folder again from its first page. Each reload is a new generation: the answer of
+ * an older one (uploads ending together each reload) is dropped, so no row shows twice. */
 async function reload() {
+  state.generation += 1;
   state.rows = []; state.next = null; state.selected.clear();
   await loadMore();
 }
 
 async function loadMore() {
-  const { prefix, filter } = state;
+  const { prefix, filter, generation } = state;
+  const more = document.getElementById("load-more");
+  if (more) more.disabled = true;
   try {
     const page = await listPage(prefix + filter, state.next, PAGE);
-    if (state.prefix !== prefix || state.filter !== filter) return;  // the view moved on
+    if (state.prefix !== prefix || state.filter !== filter || state.generation !== generation) return;  // the view moved on
     state.rows.push(...page.prefixes.map((p) => ({ folder: true, key: p, name: p.slice(prefix.length) })),
       ...page.blobs.map((b) => ({ ...b, name: b.key.slice(prefix.length) })));
     state.next = page.next;
     notice("");
   } catch (error) {
+    if (state.generation !== generation) return;
     notice(error instanceof APIError && error.status === 403 ? "Your grants do not allow listing " + prefix : error.message, true);
+  } finally {
+    if (more) more.disabled = false;
   }
   render();
 }
