@@ -1,5 +1,6 @@
 // Folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more" pages (the
-// listing's `next` cursor), selection and delete, a new folder, uploads.
+// listing's `next` cursor), selection and delete, a new folder, uploads. S3 folder markers
+// (the empty object `dir/` S3 tools make to keep a folder) are the folder's first row.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
 import { askName, confirmDialog, h, notice } from "./dom.js";
 import { may, mayUnder } from "./grants.js";
@@ -90,7 +91,7 @@ async function loadMore() {
     const page = await listPage(prefix + filter, state.next, PAGE);
     if (state.prefix !== prefix || state.filter !== filter || state.generation !== generation) return;  // the view moved on
     state.rows.push(...page.prefixes.map((p) => ({ folder: true, key: p, name: p.slice(prefix.length) })),
-      ...page.blobs.map((b) => ({ ...b, name: b.key.slice(prefix.length) })));
+      ...page.blobs.map((b) => (b.key === prefix ? { ...b, marker: true, name: "" } : { ...b, name: b.key.slice(prefix.length) })));
     state.next = page.next;
     notice("");
   } catch (error) {
@@ -108,6 +109,7 @@ function sortBy(by) {
 }
 
 function compare(a, b) {
+  if (Boolean(a.marker) !== Boolean(b.marker)) return a.marker ? -1 : 1;  // the folder's own marker
   if (a.folder !== b.folder) return a.folder ? -1 : 1;
   const { by, up } = state.sort;
   const key = { name: (r) => r.name, size: (r) => r.size ?? -1, type: (r) => r.content_type || "", modified: (r) => r.modified || "" }[by];
@@ -121,11 +123,13 @@ function render() {
   const canDelete = mayUnder("delete", state.prefix);
   document.querySelectorAll("th[data-by]").forEach((th) => th.setAttribute("aria-sort", th.dataset.by === state.sort.by ? (state.sort.up ? "ascending" : "descending") : "none"));
   document.getElementById("rows").replaceChildren(...rows.map((row) => h("tr", { dataset: { key: row.key } },
-    h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + row.name,
+    h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + (row.marker ? "the folder marker " + row.key : row.name),
       checked: state.selected.has(row.key), onchange: (e) => { e.target.checked ? state.selected.add(row.key) : state.selected.delete(row.key); updateSelection(); } })),
-    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
+    h("td", { class: "name" }, row.marker
+      ? h("a", { href: objectHash(row.key), class: "marker", title: `The empty object ${row.key} that S3 tools make to keep a folder` }, "(folder marker)")
+      : h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
     h("td", { class: "num" }, row.folder ? "" : formatSize(row.size)),
-    h("td", {}, row.folder ? "folder" : row.content_type),
+    h("td", {}, row.folder ? "folder" : row.marker ? "folder marker" : row.content_type),
     h("td", {}, row.folder ? "" : formatTime(row.modified)))));
   document.getElementById("count").textContent = `${state.rows.length} ${state.rows.length === 1 ? "entry" : "entries"}${state.next ? " so far" : ""}`;
   document.getElementById("load-more").hidden = !state.next;
@@ -153,8 +157,8 @@ async function deleteSelected() {
   notice(failed.length ? "Not deleted: " + failed.join("; ") : `Deleted ${keys.length}.`, failed.length > 0);
 }
 
-/** A folder exists once a key is under it (blobd's keys have no empty segment, so there is no
- * `folder/` marker): the new folder opens empty, and the first upload into it makes it. */
+/** A folder exists once a key is under it: the new folder opens empty, and the first upload
+ * into it makes it. (The page makes no `folder/` marker; those S3 tools make are shown.) */
 async function newFolder() {
   const name = await askName({ title: "New folder", label: "Folder name", ok: "Create",
     hint: `Inside ${state.prefix}. It is kept once something is uploaded into it.`,

@@ -1,5 +1,6 @@
 """The web page as a newcomer finds it (issue 35), one step per run:
-    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket, multi-upload
+    python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket, multi-upload,
+                                         folder-markers
 Environment: BASE (blobd's /v1 URL), S3 (its S3 URL, or ""), OUT (screenshots), WORK (temp dir),
 ADMIN and READER (tokens, "-" in open access). Prints one line per step; exits non-zero on the
 first failure, after a screenshot `newcomer-failure-STEP`."""
@@ -168,7 +169,40 @@ def multi_upload(driver):
     step("twelve files uploaded at once, each listed once without a reload")
 
 
-STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket, "multi-upload": multi_upload}
+def folder_markers(driver):
+    """S3 folder markers (`dir/`, empty objects S3 tools make) are rows with a name, open to
+    their details, and can be deleted."""
+    check(call("PUT", "/v1/buckets/tree").status_code == 201, "bucket tree")
+    for key in ["tree/dir%2F", "tree/empty%2F"]:
+        check(call("PUT", "/v1/blobs/" + key, data=b"").status_code == 201, key)
+    check(call("PUT", "/v1/blobs/tree/dir/inside.txt", data=b"inside\n").status_code == 201, "inside.txt")
+    driver.get(BASE + "/ui/#/b/tree/")
+    wait(driver, lambda d: [r[1] for r in rows(d)] == ["dir/", "empty/"], f"two folders: {rows(driver)}")
+    go(driver, "#/b/tree/dir/")
+    wait(driver, lambda d: len(rows(d)) == 2, "the marker and the blob")
+    listed = rows(driver)
+    check(listed == [["tree/dir/", "(folder marker)", "folder marker"], ["tree/dir/inside.txt", "inside.txt", "text/plain"]],
+          f"rows: {listed}")
+    check(all(name.strip() for _, name, _ in listed), "no nameless row")
+    accessible(driver, "folder with a marker")
+    shot(driver, "folder-marker")
+    click(css(driver, "#rows tr[data-key='tree/dir/'] td.name a")[0])
+    wait(driver, lambda d: css(d, "dd[data-fact='Key']") and css(d, "dd[data-fact='Key']")[0].text == "tree/dir/", "the marker's details")
+    check(css(driver, "#view h2")[0].text == "dir/", f"heading: {css(driver, '#view h2')[0].text}")
+    check(css(driver, "dd[data-fact='Size']")[0].text == "0 B (0 bytes)", "its size")
+    go(driver, "#/b/tree/empty/")
+    wait(driver, lambda d: [r[0] for r in rows(d)] == ["tree/empty/"], "the marker of an empty folder")
+    click(css(driver, "#rows tr[data-key='tree/empty/'] input.select")[0])
+    click(css(driver, "#delete-selected")[0])
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None, "confirmation")
+    click(css(driver, "#confirm-ok")[0])
+    wait(driver, lambda d: css(d, "#notice")[0].text == "Deleted 1.", "deleted")
+    check(call("HEAD", "/v1/blobs/tree/empty%2F").status_code == 404, "the marker is gone")
+    step("folder markers: named rows, their details, deleted from the page")
+
+
+STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket, "multi-upload": multi_upload,
+         "folder-markers": folder_markers}
 
 
 def main():

@@ -57,4 +57,9 @@ import Testing
     @Test(.timeLimit(.minutes(3))) func multiFileUploadListsEachFileOnce() throws {
         try run("multi-upload", screenshots: ["multi-upload"])
     }
+
+    /// Item 17: S3 folder markers (`dir/`) are named rows with details, and can be deleted.
+    @Test(.timeLimit(.minutes(3))) func folderMarkersHaveNames() throws {
+        try run("folder-markers", screenshots: ["folder-marker"])
+    }
 }

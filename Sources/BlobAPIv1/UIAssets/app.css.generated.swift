@@ -3,7 +3,7 @@
 
 /// ui/app.css, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"ea011fd4a20b1224794b4d9c19bf2e28\"",
+    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"8ba48fe35c6892dc53aa5f965e71216d\"",
                                      body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
@@ -36,6 +36,7 @@ textarea { font-family: ui-monospace, monospace; width: 100%; }
 .tools { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
 .crumbs { list-style: none; display: flex; gap: .25rem; padding: 0; margin: 0 0 .5rem; }
 .crumbs li + li::before { content: "/"; color: var(--muted); margin-right: .25rem; }
+a.marker { font-style: italic; }
 .option { display: flex; gap: .4rem; align-items: center; }
 table.listing { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
 .listing th, .listing td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }

@@ -3,7 +3,7 @@
 
 /// ui/details.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"8496051646ebc3c408ccae6667909fbe\"",
+    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"8d5416cd6626424ca3c6e0d4eaf7bc69\"",
                                      body: Array(#"""
 // One blob: its details (HEAD), a real download link, an inline preview, delete, and sharing.
 // A download or preview link may not carry the long-lived token, so the page makes a read
@@ -46,10 +46,18 @@ function hex(base64) {
   try { return [...atob(base64)].map((c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join(""); } catch { return base64; }
 }
 
+/** A key's last segment, and the folder it is in; an S3 folder marker `a/dir/` is `dir/` in `a/`. */
+function splitKey(key) {
+  const name = key.endsWith("/") ? key.slice(0, -1).split("/").pop() + "/" : key.split("/").pop();
+  return { name, folder: key.slice(0, key.length - name.length) };
+}
+
+/** The file name a download of `key` gets (`dir/` gives `dir`). */
+const fileName = (key) => key.replace(/\/+$/, "").split("/").pop() || "blob";
+
 export async function showObject(view, key) {
-  const name = key.split("/").pop();
-  const folder = key.slice(0, key.length - name.length);
-  view.replaceChildren(h("nav", { "aria-label": "Breadcrumbs" }, h("a", { href: folderHash(folder) }, "← " + folder)),
+  const { name, folder } = splitKey(key);
+  view.replaceChildren(h("nav", { "aria-label": "Breadcrumbs" }, h("a", { href: folderHash(folder) }, "← " + (folder || "Buckets"))),
     h("h2", {}, name), h("p", { id: "notice" }));
   let response;
   try { response = await call("HEAD", blobPath(key)); } catch (error) {
@@ -68,7 +76,7 @@ export async function showObject(view, key) {
   view.append(actions, h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, v || "")])),
     h("details", {}, h("summary", {}, "Stored headers"), h("dl", { class: "facts" }, stored.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
     preview, h("section", { id: "share-section" }));
-  await addActions(actions, preview, key, name, header("content-type") || "");
+  await addActions(actions, preview, key, fileName(key), header("content-type") || "");
   if (may("share", key)) document.getElementById("share-section").append(shareForm({ key }));
   await showPublicURL(view, key);
 }
@@ -87,7 +95,7 @@ async function addActions(actions, preview, key, name, type) {
   if (may("delete", key)) {
     actions.append(h("button", { type: "button", class: "danger", id: "delete", onclick: async () => {
       if (!(await confirmDialog(`Delete ${key}?`))) return;
-      try { await call("DELETE", blobPath(key)); location.hash = folderHash(key.slice(0, key.length - name.length)); } catch (error) { notice(error.message, true); }
+      try { await call("DELETE", blobPath(key)); location.hash = folderHash(splitKey(key).folder); } catch (error) { notice(error.message, true); }
     } }, "Delete"));
   }
   showPreview(preview, key, name, type, link);
