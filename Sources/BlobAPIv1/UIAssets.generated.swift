@@ -18,5 +18,6 @@ enum UIAssets {
         shares_js,
         tus_js,
         uploads_js,
+        versions_js,
     ]
 }

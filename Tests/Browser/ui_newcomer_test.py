@@ -1,6 +1,6 @@
-"""The web page as a newcomer finds it (issue 35), one step per run:
+"""The web page as a newcomer finds it (issue 35, items 13, 14 and 17), one step per run:
     python3 ui_newcomer_test.py STEP     STEP: open-access, tokens-file, new-bucket, multi-upload,
-                                         folder-markers
+                                         folder-markers, versions
 Environment: BASE (blobd's /v1 URL), S3 (its S3 URL, or ""), OUT (screenshots), WORK (temp dir),
 ADMIN and READER (tokens, "-" in open access). Prints one line per step; exits non-zero on the
 first failure, after a screenshot `newcomer-failure-STEP`."""
@@ -201,8 +201,59 @@ def folder_markers(driver):
     step("folder markers: named rows, their details, deleted from the page")
 
 
+def versions(driver):
+    """A versioned blob's versions: listed newest first, an old one downloaded and restored,
+    and a deleted blob restored from its versions."""
+    check(call("PUT", "/v1/buckets/vers", json={"versioning": "Enabled"}).status_code == 201, "bucket vers")
+    ids = []
+    for text in ["one", "two", "three"]:
+        r = call("PUT", "/v1/blobs/vers/doc.txt", data=(text + "\n").encode(), headers={"Content-Type": "text/plain", "Cache-Control": "max-age=60"})
+        check(r.status_code in (200, 201), text)
+        ids.append(r.headers["Blob-Version"])
+    downloads = os.path.join(WORK, "downloads")
+    os.makedirs(downloads, exist_ok=True)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    driver.get(BASE + "/ui/#/o/vers/doc.txt")
+    version_rows = lambda d: [tr.get_attribute("data-version") for tr in css(d, "#version-rows tr")]
+    wait(driver, lambda d: version_rows(d) == ids[::-1], f"three versions, newest first: {version_rows(driver)}")
+    check(css(driver, "dd[data-fact='Version']")[0].text == ids[2], "the current version named")
+    latest = css(driver, f"#version-rows tr[data-version='{ids[2]}']")[0].text
+    check("latest" in latest and not css(driver, f"#version-rows tr[data-version='{ids[2]}'] button.restore"), f"latest: {latest}")
+    accessible(driver, "versions")
+    driver.execute_script("document.getElementById('versions').scrollIntoView()")
+    shot(driver, "versions")
+    click(css(driver, f"#version-rows tr[data-version='{ids[0]}'] button.download")[0])
+    saved = os.path.join(downloads, "doc.txt")
+    wait(driver, lambda d: os.path.exists(saved) and open(saved, "rb").read() == b"one\n", "the oldest version downloaded")
+    click(css(driver, f"#version-rows tr[data-version='{ids[0]}'] button.restore")[0])
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None, "restore confirmation")
+    check(css(driver, "#confirm-text")[0].text.startswith(f"Restore version {ids[0]}"), css(driver, "#confirm-text")[0].text)
+    click(css(driver, "#confirm-ok")[0])
+    wait(driver, lambda d: len(version_rows(d)) == 4, "a fourth version, the restored copy")
+    restored = call("GET", "/v1/blobs/vers/doc.txt")
+    check(restored.content == b"one\n" and restored.headers["Content-Type"] == "text/plain" and restored.headers.get("Cache-Control") == "max-age=60",
+          f"restored with its type and headers: {restored.headers}")
+    check(version_rows(driver)[0] == restored.headers["Blob-Version"] and version_rows(driver)[1:] == ids[::-1], "the copy is the newest")
+    check(css(driver, "#notice")[0].text == f"Restored version {ids[0]} as the current version.", css(driver, "#notice")[0].text)
+    shot(driver, "versions-restored")
+    check(call("DELETE", "/v1/blobs/vers/doc.txt").status_code == 204, "deleted (a delete marker)")
+    driver.refresh()
+    wait(driver, lambda d: len(version_rows(d)) == 5, "the delete marker listed")
+    check(css(driver, "#notice")[0].text == "No current version: the blob was deleted. Restore one of its versions below.",
+          css(driver, "#notice")[0].text)
+    check("delete marker" in css(driver, "#version-rows tr")[0].text, "the marker is the newest")
+    shot(driver, "versions-deleted")
+    click(css(driver, f"#version-rows tr[data-version='{ids[2]}'] button.restore")[0])
+    wait(driver, lambda d: d.find_element(By.ID, "confirm").get_attribute("open") is not None, "restore confirmation")
+    click(css(driver, "#confirm-ok")[0])
+    wait(driver, lambda d: call("GET", "/v1/blobs/vers/doc.txt").content == b"three\n", "the deleted blob restored")
+    wait(driver, lambda d: css(d, "dd[data-fact='Key']"), "its details shown again")
+    shot(driver, "versions-undeleted")
+    step("versions: listed, downloaded, restored; a deleted blob restored")
+
+
 STEPS = {"open-access": open_access, "tokens-file": tokens_file, "new-bucket": new_bucket, "multi-upload": multi_upload,
-         "folder-markers": folder_markers}
+         "folder-markers": folder_markers, "versions": versions}
 
 
 def main():

@@ -3,7 +3,7 @@ import LiveBlobd
 import Testing
 
 /// The web page as a newcomer finds it (issue 35): open access without a token (item 13), New
-/// bucket (item 14), and the folder view (item 17), each a step of
+/// bucket (item 14), and the folder view and versions (item 17), each a step of
 /// Tests/Browser/ui_newcomer_test.py in headless Chromium against a blobd of its own, with its S3
 /// listener. Screenshots go to .build/ui-screenshots.
 @Suite(.serialized) struct WebPageNewcomerTests {
@@ -61,5 +61,10 @@ import Testing
     /// Item 17: S3 folder markers (`dir/`) are named rows with details, and can be deleted.
     @Test(.timeLimit(.minutes(3))) func folderMarkersHaveNames() throws {
         try run("folder-markers", screenshots: ["folder-marker"])
+    }
+
+    /// Item 17: a blob's versions: listed, one downloaded, one restored; a deleted blob restored.
+    @Test(.timeLimit(.minutes(3))) func versionsViewListsDownloadsRestores() throws {
+        try run("versions", screenshots: ["versions", "versions-restored", "versions-deleted", "versions-undeleted"])
     }
 }

@@ -3,7 +3,7 @@
 
 /// ui/app.css, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"8ba48fe35c6892dc53aa5f965e71216d\"",
+    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"efadb5e7bd8d6f080bd86e302afa02a8\"",
                                      body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
@@ -83,6 +83,7 @@ a.folder::before { content: ""; display: inline-block; width: .9em; height: .7em
 .card button, .card .button { justify-self: start; }
 .upload progress { width: 100%; }
 .badge { background: #fff3cd; color: #5c4400; border-radius: 4px; padding: .15rem .5rem; font-size: .9rem; }
+.listing td.actions { white-space: nowrap; }
 
 """#.utf8))
 }

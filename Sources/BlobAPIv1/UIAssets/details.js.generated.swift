@@ -3,7 +3,7 @@
 
 /// ui/details.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"8d5416cd6626424ca3c6e0d4eaf7bc69\"",
+    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"30f19878f57bd4307aef8767cf46924b\"",
                                      body: Array(#"""
 // One blob: its details (HEAD), a real download link, an inline preview, delete, and sharing.
 // A download or preview link may not carry the long-lived token, so the page makes a read
@@ -14,6 +14,7 @@ import { confirmDialog, h, notice } from "./dom.js";
 import { may } from "./grants.js";
 import { folderHash } from "./browse.js";
 import { shareForm } from "./shares.js";
+import { fileName, showVersions } from "./versions.js";
 
 const LINKS = "blobd.links";
 const LIFETIME = 3600;
@@ -52,16 +53,22 @@ function splitKey(key) {
   return { name, folder: key.slice(0, key.length - name.length) };
 }
 
-/** The file name a download of `key` gets (`dir/` gives `dir`). */
-const fileName = (key) => key.replace(/\/+$/, "").split("/").pop() || "blob";
-
 export async function showObject(view, key) {
   const { name, folder } = splitKey(key);
+  const versions = h("section", { id: "versions" });
+  const redraw = () => showObject(view, key);
   view.replaceChildren(h("nav", { "aria-label": "Breadcrumbs" }, h("a", { href: folderHash(folder) }, "← " + (folder || "Buckets"))),
     h("h2", {}, name), h("p", { id: "notice" }));
   let response;
   try { response = await call("HEAD", blobPath(key)); } catch (error) {
     notice(error.status === 404 ? "No blob at " + key : error.message, true);
+    // A deleted blob of a versioned bucket keeps its versions: they can be restored.
+    if (error.status === 404) {
+      view.append(versions);
+      const count = await showVersions(versions, key, { current: null, redraw }).catch(() => 0);
+      if (count) notice("No current version: the blob was deleted. Restore one of its versions below.", true);
+      else versions.remove();
+    }
     return;
   }
   const header = (n) => response.headers.get(n);
@@ -69,14 +76,18 @@ export async function showObject(view, key) {
   const facts = [["Key", key], ["Size", `${formatSize(Number(header("content-length")))} (${header("content-length")} bytes)`],
     ["SHA-256", digest ? hex(digest[1]) : ""], ["ETag", header("etag")], ["Type", header("content-type")],
     ["Modified", formatTime(header("last-modified"))]];
+  if (header("blob-version")) facts.push(["Version", header("blob-version")]);
   if (header("blob-expires-at")) facts.push(["Expires", formatTime(header("blob-expires-at"))]);
-  const stored = [...response.headers].filter(([n]) => !["content-length", "etag", "content-type", "last-modified", "repr-digest", "date", "accept-ranges", "connection", "keep-alive"].includes(n));
+  const stored = [...response.headers].filter(([n]) => !["content-length", "etag", "content-type", "last-modified", "repr-digest", "date", "accept-ranges", "connection", "keep-alive", "blob-version"].includes(n));
   const actions = h("div", { class: "tools", role: "toolbar", "aria-label": "Blob actions" });
   const preview = h("div", { class: "preview", id: "preview", "aria-label": "Preview" });
   view.append(actions, h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, v || "")])),
     h("details", {}, h("summary", {}, "Stored headers"), h("dl", { class: "facts" }, stored.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
-    preview, h("section", { id: "share-section" }));
+    preview, versions, h("section", { id: "share-section" }));
   await addActions(actions, preview, key, fileName(key), header("content-type") || "");
+  // Only a versioned bucket names the version (Blob-Version); its versions are listed.
+  if (header("blob-version")) await showVersions(versions, key, { current: header("etag"), redraw }).catch((error) => notice("Versions: " + error.message, true));
+  else versions.remove();
   if (may("share", key)) document.getElementById("share-section").append(shareForm({ key }));
   await showPublicURL(view, key);
 }
