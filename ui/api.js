@@ -42,9 +42,14 @@ export async function call(method, path, { body, headers = {}, json } = {}) {
 
 export async function getJSON(path) { return (await call("GET", path)).json(); }
 
-/** A key's path under /v1/blobs/: each segment percent-encoded, slashes kept. */
+/** A key's path under /v1/blobs/: each segment percent-encoded, slashes kept, but for a slash
+ * next to an empty segment (an S3 folder marker `dir/`, `a//b`), which travels as %2F: a path
+ * with an empty segment names a folder's listing, or is refused. */
 export function blobPath(key) {
-  return "/v1/blobs/" + key.split("/").map(encodeURIComponent).join("/");
+  const parts = key.split("/").map(encodeURIComponent);
+  let path = parts[0];
+  for (let i = 1; i < parts.length; i++) path += (parts[i - 1] === "" || parts[i] === "" ? "%2F" : "/") + parts[i];
+  return "/v1/blobs/" + path;
 }
 
 /** One page of a folder: {blobs, prefixes, next}. */

@@ -1,8 +1,9 @@
-// Buckets, then folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more"
-// pages (the listing's `next` cursor), selection and delete, a new folder, uploads.
+// Folders by "/": breadcrumbs, a sortable table, a prefix filter, "load more" pages (the
+// listing's `next` cursor), selection and delete, a new folder, uploads. S3 folder markers
+// (the empty object `dir/` S3 tools make to keep a folder) are the folder's first row.
 import { APIError, blobPath, call, formatSize, formatTime, listPage } from "./api.js";
 import { askName, confirmDialog, h, notice } from "./dom.js";
-import { grantBuckets, may, mayList, mayUnder } from "./grants.js";
+import { may, mayUnder } from "./grants.js";
 import { addUploads, droppedFiles } from "./uploads.js";
 
 const PAGE = 1000;
@@ -11,7 +12,7 @@ export const objectHash = (key) => "#/o/" + key.split("/").map(encodeURIComponen
 
 let state = null;
 
-function breadcrumbs(prefix) {
+export function breadcrumbs(prefix) {
   const parts = prefix.split("/").filter(Boolean);
   const items = [h("li", {}, h("a", { href: "#/" }, "Buckets"))];
   parts.forEach((part, i) => {
@@ -21,29 +22,9 @@ function breadcrumbs(prefix) {
   return h("nav", { "aria-label": "Breadcrumbs" }, h("ol", { class: "crumbs" }, items));
 }
 
-/** The top level: buckets (the listing's folders, or the buckets the grants name). */
-export async function showBuckets(view) {
-  view.replaceChildren(breadcrumbs(""), h("h2", {}, "Buckets"), h("p", { id: "notice" }));
-  let names;
-  try {
-    names = mayList("") ? (await listPage("", null, 10000)).prefixes.map((p) => p.slice(0, -1)) : grantBuckets();
-  } catch (error) {
-    names = grantBuckets();
-    if (!names.length) notice(error.message, true);
-  }
-  const list = h("ul", { class: "buckets" }, names.map((name) => h("li", {}, h("a", { href: folderHash(name + "/"), class: "folder" }, name))));
-  if (!names.length) list.append(h("li", {}, "No bucket to show."));
-  view.append(list, h("form", { class: "inline", onsubmit: (e) => {
-    e.preventDefault();
-    const name = e.target.elements.bucket.value.trim().replace(/\/+$/, "");
-    if (name) location.hash = folderHash(name + "/");
-  } }, h("label", { for: "open-bucket" }, "Open bucket or folder"), h("input", { id: "open-bucket", name: "bucket", placeholder: "photos/2024" }),
-  h("button", { type: "submit" }, "Open")));
-}
-
 /** A folder: `prefix` ends with "/". */
 export async function showFolder(view, prefix) {
-  state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set() };
+  state = { prefix, filter: "", rows: [], next: null, sort: { by: "name", up: true }, selected: new Set(), generation: 0 };
   const canUpload = mayUnder("write", prefix);
   const canDelete = mayUnder("delete", prefix);
   const fileInput = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden", tabindex: "-1", onchange: (e) => picked(e.target, (file) => file.name) });
@@ -94,22 +75,30 @@ export function refreshIfUnder(key) {
   if (state && key.startsWith(state.prefix) && document.getElementById("rows")) reload();
 }
 
+/** Lists the folder again from its first page. Each reload is a new generation: the answer of
+ * an older one (uploads ending together each reload) is dropped, so no row shows twice. */
 async function reload() {
+  state.generation += 1;
   state.rows = []; state.next = null; state.selected.clear();
   await loadMore();
 }
 
 async function loadMore() {
-  const { prefix, filter } = state;
+  const { prefix, filter, generation } = state;
+  const more = document.getElementById("load-more");
+  if (more) more.disabled = true;
   try {
     const page = await listPage(prefix + filter, state.next, PAGE);
-    if (state.prefix !== prefix || state.filter !== filter) return;  // the view moved on
+    if (state.prefix !== prefix || state.filter !== filter || state.generation !== generation) return;  // the view moved on
     state.rows.push(...page.prefixes.map((p) => ({ folder: true, key: p, name: p.slice(prefix.length) })),
-      ...page.blobs.map((b) => ({ ...b, name: b.key.slice(prefix.length) })));
+      ...page.blobs.map((b) => (b.key === prefix ? { ...b, marker: true, name: "" } : { ...b, name: b.key.slice(prefix.length) })));
     state.next = page.next;
     notice("");
   } catch (error) {
+    if (state.generation !== generation) return;
     notice(error instanceof APIError && error.status === 403 ? "Your grants do not allow listing " + prefix : error.message, true);
+  } finally {
+    if (more) more.disabled = false;
   }
   render();
 }
@@ -120,6 +109,7 @@ function sortBy(by) {
 }
 
 function compare(a, b) {
+  if (Boolean(a.marker) !== Boolean(b.marker)) return a.marker ? -1 : 1;  // the folder's own marker
   if (a.folder !== b.folder) return a.folder ? -1 : 1;
   const { by, up } = state.sort;
   const key = { name: (r) => r.name, size: (r) => r.size ?? -1, type: (r) => r.content_type || "", modified: (r) => r.modified || "" }[by];
@@ -133,11 +123,13 @@ function render() {
   const canDelete = mayUnder("delete", state.prefix);
   document.querySelectorAll("th[data-by]").forEach((th) => th.setAttribute("aria-sort", th.dataset.by === state.sort.by ? (state.sort.up ? "ascending" : "descending") : "none"));
   document.getElementById("rows").replaceChildren(...rows.map((row) => h("tr", { dataset: { key: row.key } },
-    h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + row.name,
+    h("td", {}, canDelete && !row.folder && may("delete", row.key) && h("input", { type: "checkbox", class: "select", "aria-label": "Select " + (row.marker ? "the folder marker " + row.key : row.name),
       checked: state.selected.has(row.key), onchange: (e) => { e.target.checked ? state.selected.add(row.key) : state.selected.delete(row.key); updateSelection(); } })),
-    h("td", { class: "name" }, h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
+    h("td", { class: "name" }, row.marker
+      ? h("a", { href: objectHash(row.key), class: "marker", title: `The empty object ${row.key} that S3 tools make to keep a folder` }, "(folder marker)")
+      : h("a", { href: row.folder ? folderHash(row.key) : objectHash(row.key), class: row.folder ? "folder" : null }, row.name)),
     h("td", { class: "num" }, row.folder ? "" : formatSize(row.size)),
-    h("td", {}, row.folder ? "folder" : row.content_type),
+    h("td", {}, row.folder ? "folder" : row.marker ? "folder marker" : row.content_type),
     h("td", {}, row.folder ? "" : formatTime(row.modified)))));
   document.getElementById("count").textContent = `${state.rows.length} ${state.rows.length === 1 ? "entry" : "entries"}${state.next ? " so far" : ""}`;
   document.getElementById("load-more").hidden = !state.next;
@@ -165,8 +157,8 @@ async function deleteSelected() {
   notice(failed.length ? "Not deleted: " + failed.join("; ") : `Deleted ${keys.length}.`, failed.length > 0);
 }
 
-/** A folder exists once a key is under it (blobd's keys have no empty segment, so there is no
- * `folder/` marker): the new folder opens empty, and the first upload into it makes it. */
+/** A folder exists once a key is under it: the new folder opens empty, and the first upload
+ * into it makes it. (The page makes no `folder/` marker; those S3 tools make are shown.) */
 async function newFolder() {
   const name = await askName({ title: "New folder", label: "Folder name", ok: "Create",
     hint: `Inside ${state.prefix}. It is kept once something is uploaded into it.`,

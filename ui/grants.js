@@ -42,6 +42,18 @@ export const mayList = (prefix) => grants.some((g) => g.action === "read" && hol
 export const isAdminEverywhere = () => grants.some((g) => g.action === "admin" && g.pattern === "*");
 export const mayAdmin = (bucket) => grants.some((g) => g.action === "admin" && holdsEvery(g.pattern, bucket + "/"));
 
+/** Whether `pattern` holds every key of a bucket: `*`, `BUCKET` or `BUCKET/*` (of `bucket`,
+ * or of any bucket when `bucket` is null). */
+function wholeBucket(pattern, bucket) {
+  if (pattern === "*") return true;
+  const name = pattern.endsWith("/*") ? pattern.slice(0, -2) : pattern;
+  return !/[/*]/.test(name) && (bucket === null || name === bucket);
+}
+
+/** Whether some grant of `action` holds a whole bucket (`bucket`, or some bucket when null):
+ * making a bucket needs `write` on all of it, its versioning `admin`, removing it `delete`. */
+export const mayBucket = (action, bucket = null) => grants.some((g) => g.action === action && wholeBucket(g.pattern, bucket));
+
 /** The buckets the grants name (for a caller who may not list the top level). */
 export function grantBuckets() {
   const names = new Set();

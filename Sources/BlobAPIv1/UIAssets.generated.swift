@@ -8,6 +8,7 @@ enum UIAssets {
         api_js,
         app_css,
         browse_js,
+        buckets_js,
         details_js,
         dom_js,
         favicon_svg,
@@ -17,5 +18,6 @@ enum UIAssets {
         shares_js,
         tus_js,
         uploads_js,
+        versions_js,
     ]
 }

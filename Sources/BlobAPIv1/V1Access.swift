@@ -14,6 +14,10 @@ extension BlobService {
             // A name that is no bucket needs a grant on everything; the handler answers 404.
             guard let bucket = try? Self.bucketName(raw) else { return .everywhere(action) }
             return .wholeBucket(action, bucket)
+        case .namedBucket(let action):
+            guard let bucket = try? Self.bucketName(raw) else { return .someGrant }
+            return .wholeBucket(action, bucket)
+        case .someGrant: return .someGrant
         case .listing: return .listing(Self.listedPrefix(head))
         case .pathKey(let action):
             if action == .read, let folder = try? Self.folder(raw) { return .listing(folder) }

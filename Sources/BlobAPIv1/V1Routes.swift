@@ -37,6 +37,11 @@ struct V1Route: Sendable {
         case everywhere(Grant.Action)
         /// The action on every key of the bucket the path names (its settings need `admin`).
         case bucket(Grant.Action)
+        /// The action on every key of the bucket the path names; a path that is no bucket's name
+        /// needs some grant, so that the handler answers 400 (`PUT /v1/buckets/NAME`).
+        case namedBucket(Grant.Action)
+        /// Some grant at all (the bucket listing, which shows only the buckets the grants touch).
+        case someGrant
 
         public var description: String {
             switch self {
@@ -47,7 +52,8 @@ struct V1Route: Sendable {
             case .newUpload(let action): action.rawValue + "(metadata key)"
             case .upload(let action): action.rawValue + "(upload's key)"
             case .everywhere(let action): action.rawValue + ":*"
-            case .bucket(let action): action.rawValue + "(bucket)"
+            case .bucket(let action), .namedBucket(let action): action.rawValue + "(bucket)"
+            case .someGrant: "any"
             }
         }
     }
@@ -194,6 +200,13 @@ extension BlobService {
         ]),
         V1Route(.exact("/v1/admin/events"), "/v1/admin/events", [
             .init("GET", .everywhere(.admin)) { service, head, _, _ in .respond(try service.listEvents(head)) },
+        ]),
+        V1Route(.exact("/v1/buckets"), "/v1/buckets", [
+            .init("GET", .someGrant) { service, _, _, caller in .respond(try service.listBuckets(caller)) },
+        ]),
+        V1Route(.parameter(prefix: "/v1/buckets/", minimum: 1), "/v1/buckets/{name}", [
+            .init("PUT", .namedBucket(.write)) { service, head, raw, caller in try service.putBucket(head, raw, caller: caller) },
+            .init("DELETE", .bucket(.delete)) { service, _, raw, _ in .respond(try service.deleteBucket(raw)) },
         ]),
         V1Route(.exact("/v1/whoami"), "/v1/whoami", [
             .init("GET", .nothing) { service, head, _, _ in .respond(try service.whoami(head)) },

@@ -60,6 +60,11 @@ import Testing
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/admin/buckets//public".utf8)) }
         #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/admin/buckets/public".utf8)) }
         #expect(try BlobService.route(Array("/ui/".utf8)).route.label == "/ui/{file}")
+        #expect(try BlobService.route(Array("/v1/buckets".utf8)).route.label == "/v1/buckets")
+        let bucket = try BlobService.route(Array("/v1/buckets/photos".utf8))
+        #expect(bucket.route.label == "/v1/buckets/{name}")
+        #expect(Array(bucket.parameter) == Array("photos".utf8))
+        #expect(throws: HTTPError.noRoute) { try BlobService.route(Array("/v1/buckets/".utf8)) }
     }
 
     /// The route table, as the Allow header and the grant check see it: one row per route.
@@ -82,6 +87,8 @@ import Testing
             "/v1/admin/buckets/{bucket}/lifecycle GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
             "/v1/admin/buckets/{bucket}/notifications GET:admin(bucket),PUT:admin(bucket),DELETE:admin(bucket)",
             "/v1/admin/events GET:admin:*",
+            "/v1/buckets GET:any",
+            "/v1/buckets/{name} PUT:write(bucket),DELETE:delete(bucket)",
             "/v1/whoami GET:-",
             "/ui GET:-,HEAD:-",
             "/ui/{file} GET:-,HEAD:-",

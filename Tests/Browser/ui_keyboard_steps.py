@@ -55,10 +55,11 @@ def keyboard_login(driver):
     press(driver, ADMIN, Keys.ENTER)
     wait(driver, lambda d: d.find_element("id", "principal").text, "logged in with Enter")
     wait(driver, lambda d: focused(d) == ("heading", "Buckets"), "the focus on the buckets' heading")
-    press(driver, Keys.TAB)
-    check(focused(driver) == ("link", "big"), f"Tab goes to the first bucket: {focused(driver)}")
-    press(driver, Keys.TAB)  # inbox holds nothing yet, so it is not listed
-    check(focused(driver) == ("link", "photos"), f"then photos: {focused(driver)}")
+    # New bucket, then each bucket (inbox too, though it holds nothing yet) and its Delete.
+    for stop in [("button", "New bucket"), ("link", "big"), ("button", "Delete bucket big"), ("link", "inbox"),
+                 ("button", "Delete bucket inbox"), ("link", "photos")]:
+        press(driver, Keys.TAB)
+        check(focused(driver) == stop, f"Tab goes to {stop}: {focused(driver)}")
     press(driver, Keys.ENTER)
     wait(driver, lambda d: focused(d) == ("heading", "photos/") and len(css(d, "#rows tr")) >= 6, "photos/ opened with Enter")
 

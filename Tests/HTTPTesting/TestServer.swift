@@ -54,6 +54,9 @@ public final class TestServer: Sendable {
     private let directory: TempDir
     /// The live binary; nil in process (the handlers hold the store).
     private let process: BlobdProcess?
+    /// In process: the access policy, whose directory reads the catalog's keys and bucket
+    /// settings (versioning, Object Lock) as blobd's does; stopped with the server.
+    private let access: AccessPolicy?
 
     public init(_ mode: Mode, _ settings: ServerSettings = ServerSettings()) throws {
         self.mode = mode
@@ -72,6 +75,7 @@ public final class TestServer: Sendable {
             if !settings.webUI { arguments.append("--no-ui") }
             let process = try BlobdProcess(arguments, dataDir: directory.path + "/data")
             self.process = process
+            access = nil
             v1 = TestClient(.live(LiveTransport(port: process.port)), host: "127.0.0.1:\(process.port)")
             let s3Port = settings.s3 ? process.s3Port ?? 0 : 0
             s3 = TestClient(.live(LiveTransport(port: s3Port)), host: "127.0.0.1:\(s3Port)")
@@ -80,6 +84,9 @@ public final class TestServer: Sendable {
             let store = try BlobStore(directory: directory.path + "/data", catalog: .sqlite,
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
+            // Each change reloads the directory on this node; one node needs no polling.
+            try access.directory.attach(store.catalog.access, polling: 3600)
+            self.access = access
             let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test", webUI: settings.webUI),
                                          logger: logger)
             process = nil
@@ -88,6 +95,8 @@ public final class TestServer: Sendable {
                             host: "127.0.0.1:9000")
         }
     }
+
+    deinit { access?.directory.stop() }
 
     /// The data directory.
     public var dataDirectory: String { directory.path + "/data" }

@@ -3,7 +3,7 @@
 
 /// ui/api.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let api_js = WebUI.Asset(name: "api.js", contentType: "text/javascript; charset=utf-8", etag: "\"468b89808159063ffe16b312303be39a\"",
+    static let api_js = WebUI.Asset(name: "api.js", contentType: "text/javascript; charset=utf-8", etag: "\"ece943a26bcaae793f312688e21e49c8\"",
                                      body: Array(#"""
 // The /v1 API as the page calls it: every call carries the bearer token kept for the tab.
 const TOKEN = "blobd.token";
@@ -49,9 +49,14 @@ export async function call(method, path, { body, headers = {}, json } = {}) {
 
 export async function getJSON(path) { return (await call("GET", path)).json(); }
 
-/** A key's path under /v1/blobs/: each segment percent-encoded, slashes kept. */
+/** A key's path under /v1/blobs/: each segment percent-encoded, slashes kept, but for a slash
+ * next to an empty segment (an S3 folder marker `dir/`, `a//b`), which travels as %2F: a path
+ * with an empty segment names a folder's listing, or is refused. */
 export function blobPath(key) {
-  return "/v1/blobs/" + key.split("/").map(encodeURIComponent).join("/");
+  const parts = key.split("/").map(encodeURIComponent);
+  let path = parts[0];
+  for (let i = 1; i < parts.length; i++) path += (parts[i - 1] === "" || parts[i] === "" ? "%2F" : "/") + parts[i];
+  return "/v1/blobs/" + path;
 }
 
 /** One page of a folder: {blobs, prefixes, next}. */

@@ -3,7 +3,7 @@
 
 /// ui/app.css, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"d82fc92af152ba765381f1a37838cb56\"",
+    static let app_css = WebUI.Asset(name: "app.css", contentType: "text/css; charset=utf-8", etag: "\"efadb5e7bd8d6f080bd86e302afa02a8\"",
                                      body: Array(#"""
 :root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --bg: #f6f7fa; --accent: #2b5797; --danger: #b3261e; font-family: system-ui, sans-serif; }
 [hidden] { display: none !important; }
@@ -36,8 +36,8 @@ textarea { font-family: ui-monospace, monospace; width: 100%; }
 .tools { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
 .crumbs { list-style: none; display: flex; gap: .25rem; padding: 0; margin: 0 0 .5rem; }
 .crumbs li + li::before { content: "/"; color: var(--muted); margin-right: .25rem; }
-.buckets { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .5rem; }
-.buckets a { display: block; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .75rem; text-decoration: none; }
+a.marker { font-style: italic; }
+.option { display: flex; gap: .4rem; align-items: center; }
 table.listing { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
 .listing th, .listing td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
 .listing td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -82,6 +82,8 @@ dialog menu { display: flex; justify-content: flex-end; gap: .5rem; padding: 0; 
 a.folder::before { content: ""; display: inline-block; width: .9em; height: .7em; margin-right: .4em; border: 2px solid currentColor; border-radius: 2px 2px 3px 3px; border-top-width: 4px; vertical-align: -.05em; }
 .card button, .card .button { justify-self: start; }
 .upload progress { width: 100%; }
+.badge { background: #fff3cd; color: #5c4400; border-radius: 4px; padding: .15rem .5rem; font-size: .9rem; }
+.listing td.actions { white-space: nowrap; }
 
 """#.utf8))
 }

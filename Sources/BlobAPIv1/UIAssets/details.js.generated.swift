@@ -3,7 +3,7 @@
 
 /// ui/details.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"7ebd02f4a4542943648b7463ac345372\"",
+    static let details_js = WebUI.Asset(name: "details.js", contentType: "text/javascript; charset=utf-8", etag: "\"30f19878f57bd4307aef8767cf46924b\"",
                                      body: Array(#"""
 // One blob: its details (HEAD), a real download link, an inline preview, delete, and sharing.
 // A download or preview link may not carry the long-lived token, so the page makes a read
@@ -14,6 +14,7 @@ import { confirmDialog, h, notice } from "./dom.js";
 import { may } from "./grants.js";
 import { folderHash } from "./browse.js";
 import { shareForm } from "./shares.js";
+import { fileName, showVersions } from "./versions.js";
 
 const LINKS = "blobd.links";
 const LIFETIME = 3600;
@@ -46,14 +47,28 @@ function hex(base64) {
   try { return [...atob(base64)].map((c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join(""); } catch { return base64; }
 }
 
+/** A key's last segment, and the folder it is in; an S3 folder marker `a/dir/` is `dir/` in `a/`. */
+function splitKey(key) {
+  const name = key.endsWith("/") ? key.slice(0, -1).split("/").pop() + "/" : key.split("/").pop();
+  return { name, folder: key.slice(0, key.length - name.length) };
+}
+
 export async function showObject(view, key) {
-  const name = key.split("/").pop();
-  const folder = key.slice(0, key.length - name.length);
-  view.replaceChildren(h("nav", { "aria-label": "Breadcrumbs" }, h("a", { href: folderHash(folder) }, "← " + folder)),
+  const { name, folder } = splitKey(key);
+  const versions = h("section", { id: "versions" });
+  const redraw = () => showObject(view, key);
+  view.replaceChildren(h("nav", { "aria-label": "Breadcrumbs" }, h("a", { href: folderHash(folder) }, "← " + (folder || "Buckets"))),
     h("h2", {}, name), h("p", { id: "notice" }));
   let response;
   try { response = await call("HEAD", blobPath(key)); } catch (error) {
     notice(error.status === 404 ? "No blob at " + key : error.message, true);
+    // A deleted blob of a versioned bucket keeps its versions: they can be restored.
+    if (error.status === 404) {
+      view.append(versions);
+      const count = await showVersions(versions, key, { current: null, redraw }).catch(() => 0);
+      if (count) notice("No current version: the blob was deleted. Restore one of its versions below.", true);
+      else versions.remove();
+    }
     return;
   }
   const header = (n) => response.headers.get(n);
@@ -61,14 +76,18 @@ export async function showObject(view, key) {
   const facts = [["Key", key], ["Size", `${formatSize(Number(header("content-length")))} (${header("content-length")} bytes)`],
     ["SHA-256", digest ? hex(digest[1]) : ""], ["ETag", header("etag")], ["Type", header("content-type")],
     ["Modified", formatTime(header("last-modified"))]];
+  if (header("blob-version")) facts.push(["Version", header("blob-version")]);
   if (header("blob-expires-at")) facts.push(["Expires", formatTime(header("blob-expires-at"))]);
-  const stored = [...response.headers].filter(([n]) => !["content-length", "etag", "content-type", "last-modified", "repr-digest", "date", "accept-ranges", "connection", "keep-alive"].includes(n));
+  const stored = [...response.headers].filter(([n]) => !["content-length", "etag", "content-type", "last-modified", "repr-digest", "date", "accept-ranges", "connection", "keep-alive", "blob-version"].includes(n));
   const actions = h("div", { class: "tools", role: "toolbar", "aria-label": "Blob actions" });
   const preview = h("div", { class: "preview", id: "preview", "aria-label": "Preview" });
   view.append(actions, h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, v || "")])),
     h("details", {}, h("summary", {}, "Stored headers"), h("dl", { class: "facts" }, stored.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]))),
-    preview, h("section", { id: "share-section" }));
-  await addActions(actions, preview, key, name, header("content-type") || "");
+    preview, versions, h("section", { id: "share-section" }));
+  await addActions(actions, preview, key, fileName(key), header("content-type") || "");
+  // Only a versioned bucket names the version (Blob-Version); its versions are listed.
+  if (header("blob-version")) await showVersions(versions, key, { current: header("etag"), redraw }).catch((error) => notice("Versions: " + error.message, true));
+  else versions.remove();
   if (may("share", key)) document.getElementById("share-section").append(shareForm({ key }));
   await showPublicURL(view, key);
 }
@@ -87,7 +106,7 @@ async function addActions(actions, preview, key, name, type) {
   if (may("delete", key)) {
     actions.append(h("button", { type: "button", class: "danger", id: "delete", onclick: async () => {
       if (!(await confirmDialog(`Delete ${key}?`))) return;
-      try { await call("DELETE", blobPath(key)); location.hash = folderHash(key.slice(0, key.length - name.length)); } catch (error) { notice(error.message, true); }
+      try { await call("DELETE", blobPath(key)); location.hash = folderHash(splitKey(key).folder); } catch (error) { notice(error.message, true); }
     } }, "Delete"));
   }
   showPreview(preview, key, name, type, link);
@@ -111,7 +130,10 @@ async function showPreview(preview, key, name, type, link) {
   else if (media.startsWith("text/") || /json|xml|yaml|javascript/.test(media)) {
     const response = await call("GET", blobPath(key), { headers: { Range: "bytes=0-65535" } });
     const text = await response.text();
-    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (response.status === 206 ? "\n…" : "")));
+    // A 206 may hold the whole blob (a short one): "…" only when Content-Range says there is more.
+    const range = /\/(\d+)$/.exec(response.headers.get("content-range") || "");
+    const cut = response.status === 206 && range && Number(range[1]) > 65536;
+    preview.append(h("pre", { id: "preview-text", tabindex: "0", "aria-label": "Text of " + name }, text + (cut ? "\n…" : "")));
   } else {
     preview.append(h("p", { class: "hint" }, "No preview for " + (media || "this type") + "."));
   }

@@ -3,7 +3,7 @@
 
 /// ui/dom.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let dom_js = WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"f4b546f39ce0fdce01e457e5a95ed1f0\"",
+    static let dom_js = WebUI.Asset(name: "dom.js", contentType: "text/javascript; charset=utf-8", etag: "\"430a665c7a74fdaf0e14fba8a01cc67f\"",
                                      body: Array(#"""
 // A small element builder: h("button", {type: "button", onclick}, "Text").
 export function h(tag, attrs = {}, ...children) {
@@ -76,14 +76,25 @@ export async function confirmDialog(text, ok = "Delete") {
 
 /** Asks for a name in the page's name dialog (label, Enter to accept, Escape to cancel);
  * resolves the trimmed name, or null when cancelled. `check(name)` returns an error text or "". */
-export async function askName({ title, label, hint = "", ok = "Create", check = () => "" }) {
+export async function askName(options) {
+  const answer = await askNameWith(options);
+  return answer && answer.name;
+}
+
+/** askName with an optional checkbox labelled `option` (hidden when null): resolves
+ * {name, checked}, or null when cancelled. */
+export async function askNameWith({ title, label, hint = "", ok = "Create", check = () => "", option = null }) {
   const dialog = document.getElementById("name-dialog");
   const input = document.getElementById("name-input");
   const error = document.getElementById("name-error");
+  const box = document.getElementById("name-option");
   document.getElementById("name-title").textContent = title;
   document.getElementById("name-label").textContent = label;
   document.getElementById("name-hint").textContent = hint;
   document.getElementById("name-ok").textContent = ok;
+  document.getElementById("name-option-label").hidden = !option;
+  document.getElementById("name-option-text").textContent = option || "";
+  box.checked = false;
   input.value = "";
   error.textContent = "";
   input.removeAttribute("aria-invalid");
@@ -101,7 +112,7 @@ export async function askName({ title, label, hint = "", ok = "Create", check = 
   form.addEventListener("submit", validate);
   input.addEventListener("input", clear);
   try {
-    return (await openModal(dialog, input)) === "ok" ? input.value.trim() : null;
+    return (await openModal(dialog, input)) === "ok" ? { name: input.value.trim(), checked: Boolean(option) && box.checked } : null;
   } finally {
     form.removeEventListener("submit", validate);
     input.removeEventListener("input", clear);

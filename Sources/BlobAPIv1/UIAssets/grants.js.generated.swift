@@ -3,7 +3,7 @@
 
 /// ui/grants.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let grants_js = WebUI.Asset(name: "grants.js", contentType: "text/javascript; charset=utf-8", etag: "\"d3d4321ecec61bb461c061e75d4d9ca4\"",
+    static let grants_js = WebUI.Asset(name: "grants.js", contentType: "text/javascript; charset=utf-8", etag: "\"27f6ca89f847b85bf2fafa7d0d8aa2d8\"",
                                      body: Array(#"""
 // The caller's grants (GET /v1/whoami), read as blobd reads them, to hide what they do not
 // allow. The server decides: a hidden control is a courtesy, never the check.
@@ -48,6 +48,18 @@ export const mayUnder = (action, prefix) => grants.some((g) => actions(action).i
 export const mayList = (prefix) => grants.some((g) => g.action === "read" && holdsEvery(g.pattern, prefix));
 export const isAdminEverywhere = () => grants.some((g) => g.action === "admin" && g.pattern === "*");
 export const mayAdmin = (bucket) => grants.some((g) => g.action === "admin" && holdsEvery(g.pattern, bucket + "/"));
+
+/** Whether `pattern` holds every key of a bucket: `*`, `BUCKET` or `BUCKET/*` (of `bucket`,
+ * or of any bucket when `bucket` is null). */
+function wholeBucket(pattern, bucket) {
+  if (pattern === "*") return true;
+  const name = pattern.endsWith("/*") ? pattern.slice(0, -2) : pattern;
+  return !/[/*]/.test(name) && (bucket === null || name === bucket);
+}
+
+/** Whether some grant of `action` holds a whole bucket (`bucket`, or some bucket when null):
+ * making a bucket needs `write` on all of it, its versioning `admin`, removing it `delete`. */
+export const mayBucket = (action, bucket = null) => grants.some((g) => g.action === action && wholeBucket(g.pattern, bucket));
 
 /** The buckets the grants name (for a caller who may not list the top level). */
 export function grantBuckets() {

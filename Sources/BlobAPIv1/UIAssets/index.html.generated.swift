@@ -3,7 +3,7 @@
 
 /// ui/index.html, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let index_html = WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"f2adf7e3b082e944dacacc21042f44df\"",
+    static let index_html = WebUI.Asset(name: "index.html", contentType: "text/html; charset=utf-8", etag: "\"746f318615b74eb36a23114249102ef0\"",
                                      body: Array(#"""
 <!doctype html>
 <html lang="en">
@@ -25,6 +25,7 @@ extension UIAssets {
     <a href="#/admin/buckets" id="nav-buckets" hidden>Bucket settings</a>
   </nav>
   <div id="who" class="who" hidden>
+    <strong id="open-access" class="badge" hidden title="blobd runs without a tokens file: every caller may do everything. Start it with --tokens-file to require tokens.">Open access: no token needed</strong>
     <span id="principal" title="Signed in as"></span>
     <button type="button" id="grants-toggle" aria-expanded="false" aria-controls="grants">Grants</button>
     <button type="button" id="logout">Log out</button>
@@ -42,6 +43,10 @@ extension UIAssets {
       <p class="hint">The token is kept for this tab only (sessionStorage) and sent as <code>Authorization: Bearer</code>.</p>
       <p id="login-error" class="error" role="alert"></p>
     </form>
+    <div id="anonymous" class="card" hidden>
+      <p>Without a token you may: <span id="anonymous-grants"></span></p>
+      <button type="button" id="anonymous-continue">Continue without a token</button>
+    </div>
   </section>
   <section id="view" aria-live="polite"></section>
 </main>
@@ -68,6 +73,7 @@ extension UIAssets {
     <label id="name-label" for="name-input">Folder name</label>
     <input id="name-input" name="name" autocomplete="off" spellcheck="false" aria-describedby="name-hint name-error">
     <p id="name-hint" class="hint"></p>
+    <label id="name-option-label" class="option" hidden><input type="checkbox" id="name-option"> <span id="name-option-text"></span></label>
     <p id="name-error" class="error" role="alert"></p>
     <menu><button type="button" id="name-cancel">Cancel</button> <button value="ok" id="name-ok">Create</button></menu>
   </form>

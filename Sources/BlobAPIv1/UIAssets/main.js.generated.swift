@@ -3,14 +3,15 @@
 
 /// ui/main.js, as `WebUI` serves it under /ui/.
 extension UIAssets {
-    static let main_js = WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"ba3d66d5d7e197b89fda7cd3d9b94545\"",
+    static let main_js = WebUI.Asset(name: "main.js", contentType: "text/javascript; charset=utf-8", etag: "\"8cd303330add4cbc12d27c0bba814ecb\"",
                                      body: Array(#"""
 // The page: log in, the caller's grants, the status line, and the views by location hash:
 // #/ buckets, #/b/PREFIX/ a folder, #/o/KEY a blob, #/shares, #/admin/keys, #/admin/buckets/B.
 import { APIError, setToken, token, whoami } from "./api.js";
 import { h } from "./dom.js";
 import { isAdminEverywhere, setGrants } from "./grants.js";
-import { refreshIfUnder, showBuckets, showFolder } from "./browse.js";
+import { refreshIfUnder, showFolder } from "./browse.js";
+import { showBuckets } from "./buckets.js";
 import { pageLinkIDs, revokePageLinks, showObject } from "./details.js";
 import { showShares } from "./shares.js";
 import { showBucketSettings, showKeys } from "./admin.js";
@@ -34,7 +35,15 @@ async function status() {
   line.dataset.ready = String(parts.includes("ready"));
 }
 
+/** Who the page acts as: null before logging in, else whether it has no token (`anonymous`)
+ * and whether access is open (no tokens file: every caller may do everything). */
+let session = null;
+
+/** Open access: a caller without a token holds every action on everything. */
+const isOpen = (me) => me.principal === "anonymous" && ["read", "write", "delete", "share", "admin"].every((a) => me.grants.includes(a + ":*"));
+
 function showLogin(message = "") {
+  session = null;
   document.getElementById("login-view").hidden = false;
   for (const id of ["nav", "who", "grants"]) document.getElementById(id).hidden = true;
   view.replaceChildren();
@@ -42,30 +51,50 @@ function showLogin(message = "") {
   document.getElementById("token").focus();
 }
 
+/** Shows the page as `me` (GET /v1/whoami's answer). */
+function enter(me, { open = false } = {}) {
+  session = { anonymous: me.principal === "anonymous", open };
+  setGrants(me.grants);
+  document.getElementById("principal").textContent = me.principal;
+  document.getElementById("grants").replaceChildren(...me.grants.map((g) => h("li", {}, h("code", {}, g))));
+  document.getElementById("login-view").hidden = true;
+  document.getElementById("nav").hidden = false;
+  document.getElementById("who").hidden = false;
+  document.getElementById("open-access").hidden = !open;
+  // Open access has nothing to log out of; a caller without a token may log in with one.
+  const logout = document.getElementById("logout");
+  logout.hidden = open;
+  logout.textContent = session.anonymous ? "Log in" : "Log out";
+  document.getElementById("nav-keys").hidden = !isAdminEverywhere();
+  document.getElementById("nav-buckets").hidden = !me.grants.some((g) => g.startsWith("admin"));
+}
+
+/** Logs in with the tab's token; without one (or with one refused), in open access the page
+ * goes on without a token, else it shows the log in, offering to go on without a token when
+ * callers without one hold some grant (`--public-read`, `anonymous` lines). */
 async function login() {
-  if (!token()) { showLogin(); return false; }
-  try {
-    const me = await whoami();
-    setGrants(me.grants);
-    document.getElementById("principal").textContent = me.principal;
-    document.getElementById("grants").replaceChildren(...me.grants.map((g) => h("li", {}, h("code", {}, g))));
-    document.getElementById("login-view").hidden = true;
-    document.getElementById("nav").hidden = false;
-    document.getElementById("who").hidden = false;
-    document.getElementById("nav-keys").hidden = !isAdminEverywhere();
-    document.getElementById("nav-buckets").hidden = !me.grants.some((g) => g.startsWith("admin"));
-    return true;
-  } catch (error) {
-    setToken(null);
-    showLogin(error instanceof APIError && error.status === 401 ? "That token is not valid." : error.message);
-    return false;
+  let refused = "";
+  if (token()) {
+    try { enter(await whoami()); return true; } catch (error) {
+      setToken(null);
+      refused = error instanceof APIError && error.status === 401 ? "That token is not valid." : error.message;
+    }
   }
+  let anonymous = null;
+  try { anonymous = await whoami(); } catch (error) { refused ||= error.message; }
+  if (anonymous && isOpen(anonymous)) { enter(anonymous, { open: true }); return true; }
+  const some = anonymous && anonymous.grants.length > 0;
+  document.getElementById("anonymous").hidden = !some;
+  document.getElementById("anonymous-grants").replaceChildren(...(some ? anonymous.grants.map((g, i) => [i ? ", " : "", h("code", {}, g)]).flat() : []));
+  document.getElementById("anonymous-continue").onclick = () => { enter(anonymous); route(true); };
+  showLogin(refused);
+  return false;
 }
 
 /** Draws the view the location hash names. `moved`: the user went there (a link, a key, the
  * log in), so when the focus was lost with the old view it goes to the new view's heading. */
 async function route(moved = false) {
-  if (!token()) { showLogin(); return; }
+  if (!session) { showLogin(document.getElementById("login-error").textContent); return; }
   const hash = location.hash || "#/";
   document.querySelectorAll("#nav a").forEach((a) => a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")) && a.getAttribute("href") !== "#/" || (a.getAttribute("href") === "#/" && /^#\/(b\/|o\/)?/.test(hash) && !/^#\/(shares|admin)/.test(hash))));
   // Each view draws into a pane of its own: one still loading when the user moves on draws
@@ -96,6 +125,7 @@ document.getElementById("login-form").addEventListener("submit", async (e) => {
   if (await login()) route(true);
 });
 // Logged out at once (a reload right after finds no token); the page's links are revoked after.
+// Without a token, the same button goes to the log in.
 document.getElementById("logout").addEventListener("click", () => {
   const old = token();
   setToken(null);
