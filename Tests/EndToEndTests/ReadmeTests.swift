@@ -1,0 +1,74 @@
+import Foundation
+import LiveBlobd
+import Testing
+
+/// README.md says what the code is: its Layout names the modules there are, its file names
+/// the release, its first lines tell a newcomer how to get in (issue 35, items 13 and 15).
+@Suite struct ReadmeTests {
+    /// README.md's text.
+    static func readme() throws -> String {
+        try String(contentsOf: DeployTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+    }
+
+    /// The text of the section under `heading` (a `## ` or `### ` line), up to the next heading
+    /// of the same or a higher level.
+    static func section(_ heading: String, of text: String) throws -> String {
+        let marker = "\n" + heading + "\n"
+        let start = try #require(text.range(of: marker), "README has no \(heading)").upperBound
+        let level = heading.prefix { $0 == "#" }.count
+        let rest = text[start...]
+        let ends = (1...level).compactMap { rest.range(of: "\n" + String(repeating: "#", count: $0) + " ")?.lowerBound }
+        return String(rest[..<(ends.min() ?? rest.endIndex)])
+    }
+
+    /// The fenced code blocks of `text` whose info string is `language`, in order.
+    static func codeBlocks(_ language: String, in text: String) -> [String] {
+        text.components(separatedBy: "\n```" + language + "\n").dropFirst().compactMap {
+            $0.components(separatedBy: "\n```").first
+        }
+    }
+
+    /// The modules the Layout section names: `Sources/NAME` at the start of a line, or
+    /// `Sources/A, B, C` for several.
+    static func layoutModules(_ readme: String) throws -> [String] {
+        let block = try #require(codeBlocks("", in: try section("## Layout", of: readme)).first)
+        let line = #/^Sources/([A-Za-z0-9]+(?:, [A-Za-z0-9]+)*)\s/#
+        return block.split(separator: "\n").flatMap { text -> [String] in
+            guard let match = try? line.prefixMatch(in: String(text)) else { return [] }
+            return match.output.1.components(separatedBy: ", ")
+        }
+    }
+
+    @Test func layoutNamesExactlyTheModules() throws {
+        let named = try Self.layoutModules(try Self.readme())
+        let sources = DeployTests.root.appendingPathComponent("Sources").path
+        let modules = try FileManager.default.contentsOfDirectory(atPath: sources).filter { name in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: sources + "/" + name, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+        #expect(named.count == Set(named).count, "each module once: \(named)")
+        #expect(Set(named).subtracting(modules).sorted() == [], "named in Layout but not in Sources/")
+        #expect(Set(modules).subtracting(named).sorted() == [], "in Sources/ but not named in Layout")
+    }
+
+    /// The .deb README tells to install is the one `make dist` makes of this release.
+    @Test func debNameIsTheRelease() throws {
+        let version = String(decoding: try run(blobdExecutable(), ["--version"]).stdout, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version == "1.2.0")
+        let readme = try Self.readme()
+        let debs = readme.matches(of: #/dist/blobd_([0-9.]+)_amd64\.deb/#).map { String($0.output.1) }
+        #expect(!debs.isEmpty && debs.allSatisfy { $0 == version }, "\(debs)")
+    }
+
+    /// The "Not implemented" paragraph names nothing blobd does: no lifecycle, CORS, Object
+    /// Lock, POST Object or versioning (each has its own section).
+    @Test func notImplementedNamesNothingImplemented() throws {
+        let s3 = try Self.section("## S3", of: try Self.readme())
+        let start = try #require(s3.range(of: "\nNot implemented")).lowerBound
+        let paragraph = s3[start...].components(separatedBy: "\n\n").first ?? ""
+        for implemented in ["lifecycle,", "CORS", "object lock", "Object Lock,", "POST object uploads", "versioning"] {
+            #expect(!paragraph.contains(implemented), "'\(implemented)' is listed as not implemented")
+        }
+    }
+}
