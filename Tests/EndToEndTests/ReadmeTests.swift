@@ -11,14 +11,22 @@ import Testing
     }
 
     /// The text of the section under `heading` (a `## ` or `### ` line), up to the next heading
-    /// of the same or a higher level.
+    /// of the same or a higher level (a `#` line inside a code block is no heading).
     static func section(_ heading: String, of text: String) throws -> String {
-        let marker = "\n" + heading + "\n"
-        let start = try #require(text.range(of: marker), "README has no \(heading)").upperBound
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0 == heading }, "README has no \(heading)")
         let level = heading.prefix { $0 == "#" }.count
-        let rest = text[start...]
-        let ends = (1...level).compactMap { rest.range(of: "\n" + String(repeating: "#", count: $0) + " ")?.lowerBound }
-        return String(rest[..<(ends.min() ?? rest.endIndex)])
+        var inCode = false
+        var end = lines.endIndex
+        for index in lines.indices.dropFirst(start + 1) {
+            if lines[index].hasPrefix("```") { inCode.toggle() }
+            let hashes = lines[index].prefix { $0 == "#" }.count
+            if !inCode, (1...level).contains(hashes), lines[index].dropFirst(hashes).hasPrefix(" ") {
+                end = index
+                break
+            }
+        }
+        return "\n" + lines[(start + 1)..<end].joined(separator: "\n") + "\n"
     }
 
     /// The fenced code blocks of `text` whose info string is `language`, in order.
