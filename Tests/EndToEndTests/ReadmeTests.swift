@@ -59,6 +59,45 @@ import Testing
         #expect(Set(modules).subtracting(named).sorted() == [], "in Sources/ but not named in Layout")
     }
 
+    /// README's first lines say that `make run`'s open access needs no token, and how to get
+    /// one otherwise (issue 35, item 13); both ways they show work as written.
+    @Test func firstLinesSayHowToGetAToken() throws {
+        let readme = try Self.readme()
+        let intro = String(readme[..<(readme.range(of: "\n## ")?.lowerBound ?? readme.endIndex)])
+        #expect(intro.contains("`make run` starts blobd in open access") && intro.contains("the page needs no token"))
+        let lines = try #require(Self.codeBlocks("sh", in: intro).first).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let (tokensLine, keyLine) = (try #require(lines.first), try #require(lines.dropFirst().first))
+        let dir = TempDir()
+        let binaries = URL(fileURLWithPath: blobdExecutable()).deletingLastPathComponent().path
+        let shell = { (command: String, environment: [String]) in
+            try run("/usr/bin/env", ["PATH=\(binaries):/usr/bin:/bin"] + environment + ["/bin/bash", "-c", "cd \"$1\" && " + command, "-", dir.path])
+        }
+        #expect(try shell(String(tokensLine), []).status == 0)
+        let checked = try run(blobdExecutable(), ["check-config", "--tokens-file", dir.path + "/tokens"])
+        #expect(checked.status == 0 && String(decoding: checked.stdout, as: UTF8.self).contains(": 1 bearer tokens"), "\(checked.stderr)")
+        let admin = try #require(try String(contentsOfFile: dir.path + "/tokens", encoding: .utf8).split(separator: " ").first)
+        let blobd = try BlobdProcess(["--tokens-file", dir.path + "/tokens"])
+        let me = try curl(["-H", "Authorization: Bearer \(admin)", blobd.baseURL + "/v1/whoami"])
+        #expect(me.status == 200 && me.text.contains(#""name":"me""#), "\(me.text)")
+        let made = try shell(keyLine.replacingOccurrences(of: "ADMIN-TOKEN", with: String(admin)), ["BLOBD_URL=\(blobd.baseURL)"])
+        let printed = String(decoding: made.stdout, as: UTF8.self)
+        #expect(made.status == 0, "\(made.stderr)")
+        let token = try #require(printed.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("blobd_") }, "\(printed)")
+        #expect(try curl(["-X", "PUT", "-H", "Authorization: Bearer \(token)", "--data-binary", "x", blobd.baseURL + "/v1/blobs/photos/a"]).status == 201)
+    }
+
+    /// The Grants section's example tokens file is one blobd takes.
+    @Test func grantsExampleIsAValidTokensFile() throws {
+        let grants = try Self.section("### Grants", of: try Self.readme())
+        let example = try #require(Self.codeBlocks("text", in: grants).first { $0.contains("AKIDPHOTOS") })
+        let dir = TempDir()
+        let file = dir.file("tokens", Array((example + "\n").utf8))
+        chmod(file, 0o600)
+        let checked = try run(blobdExecutable(), ["check-config", "--tokens-file", file])
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(String(decoding: checked.stdout, as: UTF8.self).contains(": 1 bearer tokens, 2 S3 keys"))
+    }
+
     /// The .deb README tells to install is the one `make dist` makes of this release.
     @Test func debNameIsTheRelease() throws {
         let version = String(decoding: try run(blobdExecutable(), ["--version"]).stdout, as: UTF8.self)
