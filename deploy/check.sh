@@ -194,6 +194,8 @@ def check_compose():
         ports = [str(p) for p in svc.get("ports", [])]
         if not any(p.endswith(":8080") or p == "8080" for p in ports):
             problem(f"compose.yaml: {name} does not publish 8080: {ports}")
+        if not any(p.endswith(":9000") or p == "9000" for p in ports):
+            problem(f"compose.yaml: {name} does not publish 9000 (S3): {ports}")
         named = set((doc.get("volumes") or {}).keys())
         mounts = [str(v) for v in svc.get("volumes", [])]
         if not any(m.split(":")[1:2] == ["/data"] and m.split(":")[0] in named for m in mounts):
@@ -638,11 +640,13 @@ def check_dockerfile():
         if not any(re.search(pattern, l) for l in final):
             problem(f"Dockerfile: runtime stage lacks {what}")
     has(r"^HEALTHCHECK\s.*curl\s+-fsS\b.*http://127\.0\.0\.1:8080/healthz", "HEALTHCHECK curl -fsS http://127.0.0.1:8080/healthz")
-    has(r"^EXPOSE\s+8080\b", "EXPOSE 8080")
+    has(r"^EXPOSE\s+(\S+\s+)*8080(\s|$)", "EXPOSE 8080")
+    has(r"^EXPOSE\s+(\S+\s+)*9000(\s|$)", "EXPOSE 9000 (S3)")
     has(r"^VOLUME\s+(\[\s*\"/data\"\s*\]|/data)\s*$", "VOLUME /data")
     has(r"^STOPSIGNAL\s+SIGTERM\s*$", "STOPSIGNAL SIGTERM")
     has(r"^ENV\s.*\bBLOBD_DATA_DIR=/data\b", "ENV BLOBD_DATA_DIR=/data")
     has(r"^ENV\s.*\bBLOBD_LISTEN=0\.0\.0\.0:8080\b", "ENV BLOBD_LISTEN=0.0.0.0:8080")
+    has(r"^ENV\s.*\bBLOBD_S3_LISTEN=0\.0\.0\.0:9000\b", "ENV BLOBD_S3_LISTEN=0.0.0.0:9000")
     for package in ("libmicrohttpd12", "libsqlite3-0", "libssl3", "libpq5", "curl", "ca-certificates"):
         has(rf"apt-get install .*\b{re.escape(package)}\b", f"package {package}")
     build = instructions[:instructions.index(froms[-1])] if froms else []

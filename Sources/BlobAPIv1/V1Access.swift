@@ -54,13 +54,15 @@ extension BlobService {
 }
 
 extension BlobService {
-    /// GET /v1/whoami: the caller's name and grants (its own and every caller's). A credential
-    /// that does not check out is 401 here, even where anonymous callers may do something.
+    /// GET /v1/whoami: the caller's principal, the credential's own name when it has one (a
+    /// catalog key's, a tokens-file line's `name=`), and its grants (its own and every caller's).
+    /// A credential that does not check out is 401 here, even where anonymous callers may do
+    /// something.
     func whoami(_ head: HTTPRequestHead) throws -> HTTPResponse {
         let caller = try BearerAuthenticator(access).authenticate(head)
-        return Self.jsonResponse(status: 200, .object([
-            ("principal", .string(caller.name)),
-            ("grants", .array(Grants(caller.grants.list).list.map { .string($0.description) })),  // each grant once
-        ]))
+        var members: [(String, JSON)] = [("principal", .string(caller.name))]
+        if let name = caller.keyName { members.append(("name", .string(name))) }
+        members.append(("grants", .array(Grants(caller.grants.list).list.map { .string($0.description) })))  // each grant once
+        return Self.jsonResponse(status: 200, .object(members))
     }
 }

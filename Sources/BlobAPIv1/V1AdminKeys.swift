@@ -103,7 +103,7 @@ extension BlobService {
 
     static func json(_ credential: AccessPolicy.FileCredential) -> Members {
         Members(members: [
-            ("id", .string(credential.principal)), ("name", .string(credential.principal)),
+            ("id", .string(credential.principal)), ("name", .string(credential.name ?? credential.principal)),
             ("grants", .array(credential.grants.list.map { .string($0.description) })),
             ("access_key_id", credential.accessKeyID.map { .string($0) } ?? .null), ("created", .null), ("expires", .null),
             ("source", .string("tokens-file")), ("read_only", .bool(true)),

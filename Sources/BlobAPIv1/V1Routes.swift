@@ -221,7 +221,8 @@ extension BlobService {
         V1Route(.exact("/healthz"), "/healthz", operational { _ in BlobService.textResponse("ok\n") }),
         V1Route(.exact("/readyz"), "/readyz", operational { service in try service.ready() }),
         V1Route(.exact("/metrics"), "/metrics", operational { service in
-            BlobService.textResponse(service.metrics.render(blobs: try? service.store.totals()),
+            BlobService.textResponse(service.metrics.render(blobs: try? service.store.totals(),
+                                                            space: (service.store.freeBytes(), service.store.minimumFreeBytes)),
                          contentType: "text/plain; version=0.0.4; charset=utf-8")
         }),
     ]

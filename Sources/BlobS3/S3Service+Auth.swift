@@ -20,7 +20,7 @@ extension S3Service {
         let grants: Grants
         /// The catalog key it is, nil for a tokens-file line.
         let keyID: String?
-        /// That catalog key's name.
+        /// Its name: the catalog key's, or the tokens-file line's `name=`.
         let keyName: String?
 
         init(signed: SigV4.Signed?, accessKey: String, key: AccessPolicy.S3Key) {

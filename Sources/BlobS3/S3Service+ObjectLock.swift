@@ -77,11 +77,13 @@ extension S3Service {
 
     // MARK: The bucket's configuration
 
-    /// The settings of a bucket with Object Lock and no default retention (CreateBucket
-    /// with `x-amz-bucket-object-lock-enabled`, a bootstrap file): versioning on for good.
-    static func objectLockSettings(_ bucket: String) -> [BucketAccessSetting] {
+    /// The settings of a bucket with Object Lock (CreateBucket with
+    /// `x-amz-bucket-object-lock-enabled`: no default retention; a bootstrap file: the one it
+    /// names): versioning on for good.
+    public static func objectLockSettings(_ bucket: String, _ configuration: ObjectLockConfiguration = ObjectLockConfiguration())
+        -> [BucketAccessSetting] {
         [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled"),
-         BucketAccessSetting(bucket: bucket, name: .objectLock, value: ObjectLockConfiguration().stored)]
+         BucketAccessSetting(bucket: bucket, name: .objectLock, value: configuration.stored)]
     }
 
     /// PutObjectLockConfiguration: ObjectLockEnabled Enabled, and an optional default retention

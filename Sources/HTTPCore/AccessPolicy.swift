@@ -22,6 +22,8 @@ public final class AccessPolicy: Sendable {
         /// SHA-256 of the token: comparisons run over fixed-size digests in constant time.
         let digest: [UInt8]
         let grants: Grants
+        /// The line's `name=`, for logs and `/v1/whoami`.
+        var name: String? = nil
     }
 
     /// An S3 access key: its secret (needed to check HMAC signatures), its grants, and the id of
@@ -30,14 +32,14 @@ public final class AccessPolicy: Sendable {
         public let secret: String
         public let grants: Grants
         public var keyID: String? = nil
-        /// That catalog key's name.
+        /// Its name: the catalog key's, or the tokens-file line's `name=`.
         public var keyName: String? = nil
     }
 
     private struct Tokens: Sendable {
         var bearer: [Entry] = []
         /// The same entries by digest: a request finds its token in one lookup however many there are.
-        var byDigest: [[UInt8]: Grants] = [:]
+        var byDigest: [[UInt8]: Entry] = [:]
         var s3: [String: S3Key] = [:]
         /// `anonymous` lines, each grant once (made at load, not on every request).
         var anonymous: Grants = .none
@@ -100,15 +102,18 @@ public final class AccessPolicy: Sendable {
         public let principal: String
         public let grants: Grants
         public let accessKeyID: String?
+        /// The line's `name=`, if it has one.
+        public var name: String? = nil
     }
 
     /// The tokens file's credentials, bearer tokens first.
     public var fileCredentials: [FileCredential] {
         tokens.withLock { tokens in
-            tokens.bearer.map { FileCredential(principal: "token:" + hex($0.digest.prefix(16)), grants: $0.grants, accessKeyID: nil) }
-                + tokens.s3.keys.sorted().compactMap { id in
-                    tokens.s3[id].map { FileCredential(principal: "s3:" + id, grants: $0.grants, accessKeyID: id) }
-                }
+            tokens.bearer.map {
+                FileCredential(principal: "token:" + hex($0.digest.prefix(16)), grants: $0.grants, accessKeyID: nil, name: $0.name)
+            } + tokens.s3.keys.sorted().compactMap { id in
+                tokens.s3[id].map { FileCredential(principal: "s3:" + id, grants: $0.grants, accessKeyID: id, name: $0.keyName) }
+            }
         }
     }
 
@@ -140,14 +145,15 @@ public final class AccessPolicy: Sendable {
         return isOpen || authenticated.list.isEmpty ? anonymous : anonymous.union(authenticated)
     }
 
-    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, and the id and
-    /// name of the catalog key it is (nil for a tokens-file line). Tokens are found by the
+    /// The grants of the bearer token whose SHA-256 is `digest`, nil if unknown, the id of the
+    /// catalog key it is (nil for a tokens-file line), and its name (a catalog key's, or a
+    /// tokens-file line's `name=`). Tokens are found by the
     /// SHA-256 of what the client sent, in a hash table: how long a lookup takes depends on that
     /// digest, which tells a client nothing about any token's (finding a token near another's
     /// digest means inverting SHA-256), so the lookup need not scan every token in constant time.
-    func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, key: (id: String, name: String)?)? {
-        if let granted = tokens.withLock({ $0.byDigest[presented] }) { return (granted, nil) }
-        return directory.key(tokenHash: presented).map { ($0.grants, ($0.id, $0.name)) }
+    func bearerGrants(digest presented: [UInt8]) -> (grants: Grants, keyID: String?, name: String?)? {
+        if let line = tokens.withLock({ $0.byDigest[presented] }) { return (line.grants, nil, line.name) }
+        return directory.key(tokenHash: presented).map { ($0.grants, $0.id, $0.name) }
     }
 
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
@@ -159,27 +165,33 @@ public final class AccessPolicy: Sendable {
 
     /// One line of a tokens file.
     enum Line: Equatable {
-        /// `TOKEN GRANT[,GRANT...]`: a bearer token.
-        case bearer(token: String, grants: Grants)
-        /// `s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...]`: an S3 access key.
-        case s3(id: String, secret: String, grants: Grants)
+        /// `TOKEN GRANT[,GRANT...] [name=NAME]`: a bearer token.
+        case bearer(token: String, grants: Grants, name: String? = nil)
+        /// `s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...] [name=NAME]`: an S3 access key.
+        case s3(id: String, secret: String, grants: Grants, name: String? = nil)
         /// `anonymous GRANT[,GRANT...]`: what callers without a credential may do.
         case anonymous(Grants)
     }
 
+    /// The most bytes a tokens-file line's `name=` may hold (as a catalog key's name).
+    static let maximumNameLength = 200
+
     /// Parses a tokens file: `TOKEN GRANTS`, `s3 ACCESS_KEY_ID SECRET GRANTS` and
     /// `anonymous GRANTS` lines, where GRANTS is `ACTION[:PATTERN]` joined by commas (the old
-    /// scopes `read`, `write`, `delete` are grants on `*`); `#` starts a comment.
+    /// scopes `read`, `write`, `delete` are grants on `*`); `#` starts a comment. A token or S3
+    /// line may end with `name=NAME`, which names its caller in logs and `/v1/whoami` (a last
+    /// word GRANTS never is: no action is spelt `name=`).
     static func parse(_ text: String) throws(TokensFileError) -> [Line] {
         var result: [Line] = []
         for (number, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            var fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
             if fields.isEmpty { continue }
+            let name = try lineName(&fields, line: number + 1)
             let isS3 = fields[0] == "s3" && fields.count == 4
             guard fields.count == 2 || isS3 else {
-                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN GRANT[,GRANT...]', "
-                                      + "'s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...]' or 'anonymous GRANT[,GRANT...]'")
+                throw TokensFileError(description: "line \(number + 1): expected 'TOKEN GRANT[,GRANT...] [name=NAME]', "
+                                      + "'s3 ACCESS_KEY_ID SECRET GRANT[,GRANT...] [name=NAME]' or 'anonymous GRANT[,GRANT...]'")
             }
             let grants: Grants
             do throws(Grant.ParseError) {
@@ -188,14 +200,27 @@ public final class AccessPolicy: Sendable {
                 throw TokensFileError(description: "line \(number + 1): \(error)")
             }
             if isS3 {
-                result.append(.s3(id: String(fields[1]), secret: String(fields[2]), grants: grants))
+                result.append(.s3(id: String(fields[1]), secret: String(fields[2]), grants: grants, name: name))
             } else if fields[0] == "anonymous" {
+                guard name == nil else { throw TokensFileError(description: "line \(number + 1): an anonymous line takes no name") }
                 result.append(.anonymous(grants))
             } else {
-                result.append(.bearer(token: String(fields[0]), grants: grants))
+                result.append(.bearer(token: String(fields[0]), grants: grants, name: name))
             }
         }
         return result
+    }
+
+    /// A line's trailing `name=NAME` word, taken off `fields`; nil without one. A name is 1 to
+    /// 200 bytes without control characters (the line's spaces already split it).
+    private static func lineName(_ fields: inout [Substring], line: Int) throws(TokensFileError) -> String? {
+        guard fields.count > 2, let last = fields.last, last.hasPrefix("name=") else { return nil }
+        let name = String(last.dropFirst("name=".count))
+        guard (1...maximumNameLength).contains(name.utf8.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw TokensFileError(description: "line \(line): name= takes 1 to \(maximumNameLength) bytes without control characters")
+        }
+        fields.removeLast()
+        return name
     }
 
     private static func load(_ path: String) throws(TokensFileError) -> Tokens {
@@ -203,11 +228,11 @@ public final class AccessPolicy: Sendable {
         var tokens = Tokens()
         for line in try parse(String(decoding: data, as: UTF8.self)) {
             switch line {
-            case .s3(let id, let secret, let grants): tokens.s3[id] = S3Key(secret: secret, grants: grants)
-            case .bearer(let token, let grants):
-                let digest = SHA256Hasher.hash(Array(token.utf8))
-                tokens.bearer.append(Entry(digest: digest, grants: grants))
-                tokens.byDigest[digest] = grants
+            case .s3(let id, let secret, let grants, let name): tokens.s3[id] = S3Key(secret: secret, grants: grants, keyName: name)
+            case .bearer(let token, let grants, let name):
+                let entry = Entry(digest: SHA256Hasher.hash(Array(token.utf8)), grants: grants, name: name)
+                tokens.bearer.append(entry)
+                tokens.byDigest[entry.digest] = entry
             case .anonymous(let grants): tokens.anonymous = Grants(tokens.anonymous.list + grants.list)
             }
         }

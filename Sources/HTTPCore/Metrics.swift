@@ -84,8 +84,9 @@ public final class Metrics: Sendable {
         uploadsInFlight.add(delta, ordering: .relaxed)
     }
 
-    /// The exposition text; `blobs` adds the stored totals.
-    public func render(blobs: (count: Int, bytes: UInt64)?) -> String {
+    /// The exposition text; `blobs` adds the stored totals, `space` the data directory's free
+    /// bytes (read at this render) and the least free space writes leave.
+    public func render(blobs: (count: Int, bytes: UInt64)?, space: (free: UInt64?, minimum: UInt64)? = nil) -> String {
         let state = state.withLock { $0 }
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
@@ -131,14 +132,28 @@ public final class Metrics: Sendable {
                 out += "blobd_auth_refusals_total{dialect=\"\(dialect.rawValue)\",reason=\"\(reason.rawValue)\"} \(count)\n"
             }
         }
-        out += events.render()
-        if let blobs {
-            family("blobd_blobs_stored", "gauge", "Blobs in the index.")
-            out += "blobd_blobs_stored \(blobs.count)\n"
-            family("blobd_blob_bytes_stored", "gauge", "Total size of the blobs in the index.")
-            out += "blobd_blob_bytes_stored \(blobs.bytes)\n"
-        }
+        out += events.render() + Self.renderStore(blobs: blobs, space: space)
         return node.map { Self.labelling(out, node: $0) } ?? out
+    }
+
+    /// The stored totals and the data directory's space, when given.
+    private static func renderStore(blobs: (count: Int, bytes: UInt64)?, space: (free: UInt64?, minimum: UInt64)?) -> String {
+        var out = ""
+        func gauge(_ name: String, _ help: String, _ value: UInt64) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+        }
+        if let blobs {
+            gauge("blobd_blobs_stored", "Blobs in the index.", UInt64(clamping: blobs.count))
+            gauge("blobd_blob_bytes_stored", "Total size of the blobs in the index.", blobs.bytes)
+        }
+        if let space {
+            if let free = space.free {
+                gauge("blobd_data_free_bytes", "Bytes free for blobd on the data directory's file system (statvfs).", free)
+            }
+            gauge("blobd_data_min_free_bytes", "Writes that would leave less free than this get 507 (--min-free-bytes, at least 64 KiB).",
+                  space.minimum)
+        }
+        return out
     }
 
     /// Every sample of `text` with `node="NODE"` as its first label.

@@ -19,7 +19,8 @@ public struct Principal: Sendable, Equatable {
     public let identity: Identity
     /// What the caller may do: the credential's grants and those of every caller.
     public let grants: Grants
-    /// The name a catalog key was given (the access log's `principal.name`); nil otherwise.
+    /// The credential's own name (the access log's `principal.name`, `/v1/whoami`'s `name`): a
+    /// catalog key's, or a tokens-file line's `name=`; nil otherwise.
     public let keyName: String?
 
     public init(_ identity: Identity, grants: Grants, keyName: String? = nil) {
@@ -123,8 +124,8 @@ public struct BearerAuthenticator: Authenticator {
             let expired = access.directory.hasExpired(tokenHash: presented)
             throw .unauthorized(expired ? .expired : .unknownCredential, "The bearer token is not known.")
         }
-        let identity: Principal.Identity = found.key.map { .key($0.id) } ?? .bearer(hex(presented.prefix(16)))
-        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)), keyName: found.key?.name)
+        let identity: Principal.Identity = found.keyID.map { .key($0) } ?? .bearer(hex(presented.prefix(16)))
+        return Principal(identity, grants: found.grants.union(access.authenticatedGrants(adding: anonymous)), keyName: found.name)
     }
 }
 

@@ -45,7 +45,7 @@ struct Serve: ParsableCommand {
     @Option(help: "HOST:PORT to listen on (a host name, or :PORT for every IPv4 address); port 0 picks a free port (BLOBD_LISTEN; default 127.0.0.1:8080).") var listen: String?
     @Option(help: "HOST:PORT for the S3 dialect (path style) over the same store (BLOBD_S3_LISTEN; default off).") var s3Listen: String?
     @Option(help: "Largest blob accepted: bytes, or 10G, 512MiB, 5GB (BLOBD_MAX_BLOB_SIZE; default no limit).") var maxBlobSize: String?
-    @Option(help: "File of 'TOKEN GRANT[,GRANT...]', 's3 ACCESS_KEY_ID SECRET GRANT[,...]' and 'anonymous GRANT[,...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
+    @Option(help: "File of 'TOKEN GRANT[,GRANT...] [name=NAME]', 's3 ACCESS_KEY_ID SECRET GRANT[,...] [name=NAME]' and 'anonymous GRANT[,...]' lines (BLOBD_TOKENS_FILE; default open access).") var tokensFile: String?
     @Option(help: "JSON file of buckets, keys and anonymous grants applied at every start, before listening; closes open access (BLOBD_BOOTSTRAP).") var bootstrap: String?
     @Flag(help: "Let GET, HEAD and the listing through without a token (BLOBD_PUBLIC_READ).") var publicRead = false
     @Flag(name: .customLong("no-ui"), help: "Serve no web page at /ui/ (BLOBD_NO_UI).") var noUi = false

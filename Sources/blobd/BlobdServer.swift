@@ -62,13 +62,17 @@ enum BlobdServer {
         }
     }
 
-    /// The bootstrap file, checked; a bad one stops blobd (exit 2) before anything is applied.
+    /// The exit status of a bad bootstrap file: EX_USAGE, as for every setting that will not fix
+    /// itself (the systemd unit does not restart on it).
+    static let badBootstrapStatus: Int32 = 64
+
+    /// The bootstrap file, checked; a bad one stops blobd (exit 64) before anything is applied.
     private static func loadBootstrap(_ path: String, targets: Set<String>) -> BootstrapPlan {
         do throws(Bootstrap.Invalid) {
             return try Bootstrap.checkTargets(Bootstrap.load(path), targets: targets)
         } catch {
             Announcement.write("blobd: --bootstrap \(path): \(error); nothing was applied", level: .critical)
-            exit(2)
+            exit(badBootstrapStatus)
         }
     }
 
@@ -78,7 +82,9 @@ enum BlobdServer {
             // The buckets whose lifecycle rules the plan changes: their blobs get new deadlines.
             var changedLifecycle: [String] = []
             if let plan {
-                let before = try store.catalog.access.bucketAccess().filter { $0.name == .lifecycle }
+                let stored = try store.catalog.access.bucketAccess()
+                refuseSuspendingLockedBuckets(plan, stored: stored)
+                let before = stored.filter { $0.name == .lifecycle }
                 changedLifecycle = plan.settings.filter { setting in
                     setting.name == .lifecycle && !before.contains { $0.bucket == setting.bucket && $0.value == setting.value }
                 }.map(\.bucket)
@@ -93,9 +99,20 @@ enum BlobdServer {
             for bucket in changedLifecycle { store.restampExpiryInBackground(bucket: bucket) }
         } catch StoreError.keyConflict(let detail) {
             Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
-            exit(2)
+            exit(badBootstrapStatus)
         } catch {
             fail("blobd: cannot read the keys of the index: \(error)")
+        }
+    }
+
+    /// Stops blobd (exit 64, nothing applied) when the plan would suspend the versioning of a
+    /// bucket the catalog has with Object Lock.
+    private static func refuseSuspendingLockedBuckets(_ plan: BootstrapPlan, stored: [BucketAccessSetting]) {
+        do throws(Bootstrap.Invalid) {
+            try Bootstrap.checkVersioning(plan, stored: stored)
+        } catch {
+            Announcement.write("blobd: --bootstrap: \(error); nothing was applied", level: .critical)
+            exit(badBootstrapStatus)
         }
     }
 

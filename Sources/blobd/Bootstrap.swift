@@ -6,9 +6,11 @@ import HTTPCore
 /// `--bootstrap FILE`: buckets, keys with the secrets the file gives, and anonymous grants,
 /// applied at every start before blobd listens, in one transaction; applying the same file
 /// again changes nothing. Its shape mirrors the admin API:
-/// `{"buckets": [{"name": B, "cors": ..., "lifecycle": ..., "notifications": ...}], "keys":
-/// [{"name", "grants": [...], "token", "access_key_id", "secret_access_key"}], "anonymous":
-/// [GRANT, ...]}`; a bucket's settings are in the JSON of their admin API.
+/// `{"buckets": [{"name": B, "cors": ..., "lifecycle": ..., "notifications": ..., "versioning":
+/// ..., "object_lock": ...}], "keys": [{"name", "grants": [...], "token", "access_key_id",
+/// "secret_access_key"}], "anonymous": [GRANT, ...]}`; a bucket's settings are in the JSON of
+/// their admin API (versioning and Object Lock: `Bootstrap+Versions.swift`). A bad file stops
+/// blobd with exit 64 (EX_USAGE), as every setting that will not fix itself does.
 enum Bootstrap {
     /// Why a bootstrap file was refused.
     struct Invalid: Error, CustomStringConvertible {
@@ -81,10 +83,10 @@ enum Bootstrap {
             throw Invalid(description: "each bucket is {\"name\": NAME}")
         }
         guard Bucket.isValidName(name) else { throw Invalid(description: "'\(name)' is not a valid bucket name") }
-        var settings: [BucketAccessSetting] = []
-        for (member, value) in object.sorted(by: { $0.key < $1.key }) where member != "name" {
+        var settings = try versionSettings(object, bucket: name)
+        for (member, value) in object.sorted(by: { $0.key < $1.key }) where member != "name" && !versionMembers.contains(member) {
             guard let setting = settingParsers[member] else {
-                let known = (["name"] + settingParsers.keys.sorted()).joined(separator: ", ")
+                let known = (["name"] + (Array(settingParsers.keys) + versionMembers).sorted()).joined(separator: ", ")
                 throw Invalid(description: "bucket '\(name)': unknown member '\(member)' (blobd knows \(known))")
             }
             do {

@@ -33,9 +33,9 @@ struct CheckConfig: ParsableCommand {
                 let plan = try Bootstrap.checkTargets(Bootstrap.load(path), targets: Set(configuration.webhookTargets.keys))
                 bootstrap = "\(path): \(plan.buckets.count) buckets, \(plan.keys.count) keys, \(plan.anonymous.list.count) anonymous grants"
             } catch {
-                // As blobd itself: a bad bootstrap file stops it with exit 2.
+                // As blobd itself: a bad bootstrap file stops it with exit 64.
                 printError("blobd check-config: --bootstrap \(path): \(error)")
-                throw ExitCode(2)
+                throw ExitCode(BlobdServer.badBootstrapStatus)
             }
         }
         for line in Self.summary(configuration, access: access) + ["bootstrap: \(bootstrap)"] { print(line) }

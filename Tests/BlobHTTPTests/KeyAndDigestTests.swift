@@ -144,6 +144,26 @@ import Testing
         ])
     }
 
+    /// A token or S3 line may end with `name=NAME` (issue 35, item 19); the name is the last
+    /// word, which GRANTS never is.
+    @Test func parsesNames() throws {
+        let entries = try AccessPolicy.parse("alpha read name=alice\ns3 AKID secret create:b name=backup-bot # the bot\n"
+                                             + "beta write\ns3 read name=s3-is-a-token\nname=tok read name=ünïcode\n")
+        #expect(entries == [
+            .bearer(token: "alpha", grants: Grants([Grant(.read)]), name: "alice"),
+            .s3(id: "AKID", secret: "secret", grants: Grants([Grant(.create, .bucket("b"))]), name: "backup-bot"),
+            .bearer(token: "beta", grants: Grants([Grant(.write)]), name: nil),
+            .bearer(token: "s3", grants: Grants([Grant(.read)]), name: "s3-is-a-token"),
+            .bearer(token: "name=tok", grants: Grants([Grant(.read)]), name: "ünïcode"),
+        ])
+    }
+
+    @Test(arguments: ["alpha name=alice", "alpha read name=", "alpha read name=a name=b", "anonymous read name=everyone",
+                      "s3 AKID read name=no-secret", "alpha read name=" + String(repeating: "x", count: 201), "alpha read name=a\u{7F}b"])
+    func rejectsBadNames(_ text: String) {
+        #expect(throws: AccessPolicy.TokensFileError.self) { try AccessPolicy.parse(text) }
+    }
+
     @Test(arguments: ["alpha", "alpha read write", "alpha fly", "alpha read,,write", "alpha read:*x", "anonymous"])
     func rejectsBadLines(_ text: String) {
         #expect(throws: AccessPolicy.TokensFileError.self) { try AccessPolicy.parse(text) }
