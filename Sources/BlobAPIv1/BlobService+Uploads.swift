@@ -90,6 +90,7 @@ extension BlobService {
         let rawMetadata = head["Upload-Metadata"] ?? ""
         let metadata = try TusHeaders.metadata(rawMetadata)
         let key = try target.key(metadata)
+        if let key { try ensureBucket(of: key) }
         func text(_ name: String) -> String? { metadata[name].map { String(decoding: $0, as: UTF8.self) } }
         // The blob's time to live, counted from when it is stored (the upload's last byte).
         if let ttl = text("ttl"), ExpiryDuration.parse(ttl) == nil {

@@ -24,6 +24,7 @@ extension BlobService {
     /// A PUT or POST once the pre-create hook (if any) let it go on.
     private func receiveUploadNow(_ head: HTTPRequestHead, key: BlobKey?, onlyCreate: Bool,
                                   recheck: @escaping @Sendable () throws -> Void) throws -> HTTPRequestAction {
+        if let key { try ensureBucket(of: key) }
         let expectedSHA256 = try announcedSHA256(head)
         let timeToLive = try Self.timeToLive(head)
         let preconditions = Preconditions(head)

@@ -138,3 +138,21 @@ extension BlobService {
             + "and none of the prefixes and suffixes AWS reserves (xn--, sthree-, -s3alias, ...)."
     }
 }
+
+extension BlobService {
+    /// Before a /v1 write to `key`: its bucket (the first segment of a key with more than one)
+    /// is an S3 bucket, made here if it is not one yet, so that every dialect sees one namespace;
+    /// a first segment S3 would refuse as a bucket name is 400. A key of one segment (a
+    /// content-addressed blob's) is in no bucket.
+    func ensureBucket(of key: BlobKey) throws {
+        guard let slash = key.bytes.firstIndex(of: UInt8(ascii: "/")) else { return }
+        let name = String(decoding: key.bytes[..<slash], as: UTF8.self)
+        guard Bucket.isValidName(name) else {
+            throw HTTPError.badRequest("'\(name)' is not a bucket name: a key's first segment names its bucket, which takes "
+                                       + "3 to 63 lowercase letters, digits, '.' and '-', as S3 requires.")
+        }
+        if try store.buckets.bucket(name) == nil {
+            _ = try store.buckets.createBucket(Bucket(name: name, created: Int64(time(nil))))
+        }
+    }
+}

@@ -117,8 +117,7 @@ struct MultipartForm {
         case .field(let name):
             return try fieldStep(name, handle)
         case .file:
-            try fileStep(handle)
-            return false
+            return try fileStep(handle)
         }
     }
 
@@ -131,23 +130,27 @@ struct MultipartForm {
             return false
         }
         guard at <= Self.maxFieldBytes else { throw Malformed(reason: "the field '\(name)' is larger than \(Self.maxFieldBytes) bytes") }
-        try handle(.field(name: name, value: Array(buffer[..<at])))
+        if !fileEnded { try handle(.field(name: name, value: Array(buffer[..<at]))) }
         buffer.removeFirst(at + delimiter.count)
         state = .afterDelimiter
         return true
     }
 
-    /// The file's bytes up to its delimiter, or up to a tail that could begin one.
-    private mutating func fileStep(_ handle: Handler) throws {
+    /// The file's bytes up to its delimiter, or up to a tail that could begin one. The parts
+    /// after it are still read: their fields are ignored (as S3 ignores them), a second file is
+    /// malformed.
+    private mutating func fileStep(_ handle: Handler) throws -> Bool {
         switch findDelimiter() {
         case .found(let at):
             try emit(at, handle)
             try handle(.fileEnd)
             fileEnded = true
-            state = .done
-            buffer = []
+            buffer.removeFirst(delimiter.count)
+            state = .afterDelimiter
+            return true
         case .undecided(let candidate):
             try emit(candidate ?? max(0, buffer.count - (delimiter.count - 1)), handle)
+            return false
         }
     }
 
@@ -172,6 +175,7 @@ struct MultipartForm {
             throw Malformed(reason: "a part has no Content-Disposition: form-data with a name")
         }
         if name.lowercased() == "file" {
+            guard !fileEnded else { throw Malformed(reason: "the form has more than one file part") }
             state = .file
             try handle(.fileStart(filename: parameters["filename"] ?? "", contentType: contentType))
         } else {
