@@ -81,7 +81,8 @@ import Testing
                 except urllib.error.HTTPError as e:
                     return e.code
             s3.create_bucket(Bucket="audit")
-            s3.create_bucket(Bucket="drop")
+            # "drop" is a bucket already: the /v1 PUT into it above made it one.
+            check(s3.head_bucket(Bucket="drop")["ResponseMetadata"]["HTTPStatusCode"] == 200, "/v1 made the bucket")
             s3.put_object(Bucket="audit", Key="s3-file", Body=b"x")
             s3.get_object(Bucket="audit", Key="s3-file")
             key = client(key=sys.argv[1], secret=sys.argv[2])

@@ -17,27 +17,27 @@ import Testing
         let dir = TempDir()
         let body = dir.file("b", Array("short-lived".utf8))
         let before = Int64(Date().timeIntervalSince1970)
-        let put = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/short?ttl=2s"])
+        let put = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/ttt/short?ttl=2s"])
         #expect(put.status == 201)
         let expires = try #require(put.header("Blob-Expires-At").flatMap(parseHTTPDate)).timeIntervalSince1970
         #expect(Int64(expires) >= before + 2 && Int64(expires) <= Int64(Date().timeIntervalSince1970) + 2)
-        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/kept"]).header("Blob-Expires-At") == nil)
-        let get = try curl([blobd.baseURL + "/v1/blobs/t/short"])
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/ttt/kept"]).header("Blob-Expires-At") == nil)
+        let get = try curl([blobd.baseURL + "/v1/blobs/ttt/short"])
         #expect(get.status == 200 && get.text == "short-lived" && get.header("Blob-Expires-At") == put.header("Blob-Expires-At"))
-        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/t/short"]).header("Blob-Expires-At") == put.header("Blob-Expires-At"))
+        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/ttt/short"]).header("Blob-Expires-At") == put.header("Blob-Expires-At"))
         #expect(Self.blobFiles(blobd).count == 2)
         for bad in ["0", "abc", "1.5s", "-3", "2w", "99999999999999d", "36501d", "", "5s&ttl=6s"] {
-            let answer = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/t/bad?ttl=" + bad])
+            let answer = try curl(["-X", "PUT", "--data-binary", "@" + body, blobd.baseURL + "/v1/blobs/ttt/bad?ttl=" + bad])
             #expect(answer.status == 400, "ttl=\(bad)")
         }
-        #expect(try curl([blobd.baseURL + "/v1/blobs/t/bad"]).status == 404)
+        #expect(try curl([blobd.baseURL + "/v1/blobs/ttt/bad"]).status == 404)
         while Date().timeIntervalSince1970 < expires { usleep(50_000) }
-        #expect(try curl([blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
-        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
-        #expect((try curl([blobd.baseURL + "/v1/blobs?prefix=t/"]).json["blobs"] as? [[String: Any]])?.map { $0["key"] as? String } == ["t/kept"])
+        #expect(try curl([blobd.baseURL + "/v1/blobs/ttt/short"]).status == 404)
+        #expect(try curl(["-I", blobd.baseURL + "/v1/blobs/ttt/short"]).status == 404)
+        #expect((try curl([blobd.baseURL + "/v1/blobs?prefix=ttt/"]).json["blobs"] as? [[String: Any]])?.map { $0["key"] as? String } == ["ttt/kept"])
         #expect(eventually(within: 10) { Self.blobFiles(blobd).count == 1 }, "the expired blob's file is reclaimed")
-        #expect(try curl(["-X", "DELETE", blobd.baseURL + "/v1/blobs/t/short"]).status == 404)
-        #expect(try curl([blobd.baseURL + "/v1/blobs/t/kept"]).status == 200)
+        #expect(try curl(["-X", "DELETE", blobd.baseURL + "/v1/blobs/ttt/short"]).status == 404)
+        #expect(try curl([blobd.baseURL + "/v1/blobs/ttt/kept"]).status == 200)
         #expect(eventually(within: 5) { blobd.stderr.contains("Expired blobs removed blobs.count=1") })
     }
 
@@ -47,15 +47,15 @@ import Testing
         let blobd = try BlobdProcess()
         let tus = Tus(blobd: blobd)
         #expect(try tus.create(length: 5, metadata: ["key": "u/bad", "ttl": "soon"]).status == 400)
-        let created = try tus.create(length: 5, metadata: ["key": "u/tus", "ttl": "2s"])
+        let created = try tus.create(length: 5, metadata: ["key": "uuu/tus", "ttl": "2s"])
         #expect(created.status == 201)
         let location = try #require(created.header("Location")).replacingOccurrences(of: blobd.baseURL, with: "")
         #expect(try tus.patch(location, offset: 0, Array("hello".utf8)).status == 204)
-        let head = try curl(["-I", blobd.baseURL + "/v1/blobs/u/tus"])
+        let head = try curl(["-I", blobd.baseURL + "/v1/blobs/uuu/tus"])
         #expect(head.status == 200)
         let expires = try #require(head.header("Blob-Expires-At").flatMap(parseHTTPDate))
         #expect(abs(expires.timeIntervalSinceNow - 2) <= 1.5)
-        #expect(eventually(within: 6) { (try? curl([blobd.baseURL + "/v1/blobs/u/tus"]).status) == 404 })
+        #expect(eventually(within: 6) { (try? curl([blobd.baseURL + "/v1/blobs/uuu/tus"]).status) == 404 })
         #expect(eventually(within: 10) { Self.blobFiles(blobd).isEmpty })
     }
 
@@ -114,17 +114,17 @@ struct ClusterExpiryTests {
         let body = dir.file("b", Array("x".utf8))
         for n in 0..<40 {
             let node = n % 2 == 0 ? a : b
-            #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, node.baseURL + "/v1/blobs/c/\(n)?ttl=1s"]).status == 201)
+            #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, node.baseURL + "/v1/blobs/ccc/\(n)?ttl=1s"]).status == 201)
         }
-        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, a.baseURL + "/v1/blobs/c/kept"]).status == 201)
+        #expect(try curl(["-X", "PUT", "--data-binary", "@" + body, a.baseURL + "/v1/blobs/ccc/kept"]).status == 201)
         func removed(_ node: BlobdProcess) -> Int {
             node.stderr.components(separatedBy: "Expired blobs removed blobs.count=").dropFirst()
                 .compactMap { Int($0.prefix { $0.isNumber }) }.reduce(0, +)
         }
         #expect(eventually(within: 15) { removed(a) + removed(b) == 40 }, "a: \(removed(a)), b: \(removed(b))")
         for node in [a, b] {
-            #expect(try curl([node.baseURL + "/v1/blobs/c/7"]).status == 404)
-            #expect((try curl([node.baseURL + "/v1/blobs?prefix=c/"]).json["blobs"] as? [[String: Any]])?.count == 1)
+            #expect(try curl([node.baseURL + "/v1/blobs/ccc/7"]).status == 404)
+            #expect((try curl([node.baseURL + "/v1/blobs?prefix=ccc/"]).json["blobs"] as? [[String: Any]])?.count == 1)
             #expect(!node.stderr.contains("The expiry sweep cannot read the index"), "\(node.stderr)")
         }
         // The files go after the grace period, by the cluster's reclaim.

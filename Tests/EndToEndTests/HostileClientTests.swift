@@ -169,8 +169,8 @@ import Testing
     /// Item 18: --public-url is the base of every Location.
     @Test func publicURLIsTheBaseOfLocations() throws {
         let blobd = try BlobdProcess(["--public-url", "https://blobs.example.com/store/"])
-        let put = try curl(["-X", "PUT", "--data-binary", "x", blobd.baseURL + "/v1/blobs/a/b.txt"])
-        #expect(put.header("Location") == "https://blobs.example.com/store/v1/blobs/a/b.txt")
+        let put = try curl(["-X", "PUT", "--data-binary", "x", blobd.baseURL + "/v1/blobs/aaa/b.txt"])
+        #expect(put.header("Location") == "https://blobs.example.com/store/v1/blobs/aaa/b.txt")
         let created = try curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 1",
                                 "-H", "Upload-Metadata: key Yw==", blobd.baseURL + "/v1/uploads"])
         #expect(created.status == 201)

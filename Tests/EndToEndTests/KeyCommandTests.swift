@@ -65,7 +65,7 @@ import Testing
         #expect(try curl(auth + ["-X", "PUT", "--data-binary", "x", url + "/v1/blobs/other/x"]).status == 403)
         // So does the S3 pair.
         try Self.boto3(key: accessKey, secret: secret, port: s3Port, """
-            s3.create_bucket(Bucket="photos")  # /v1 writes need no bucket, S3's do
+            s3.head_bucket(Bucket="photos")  # the /v1 write made the bucket S3's too
             check(s3.get_object(Bucket="photos", Key="a.jpg")["Body"].read() == b"jpeg bytes", "read with the new pair")
             s3.put_object(Bucket="photos", Key="b.txt", Body=b"from boto3")
             check(code(lambda: s3.put_object(Bucket="other", Key="x", Body=b"x")) == ("AccessDenied", 403), "outside its grants")

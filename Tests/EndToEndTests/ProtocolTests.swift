@@ -38,8 +38,8 @@ import Testing
         #expect((try curl([blobd.baseURL + "/v1/blobs"]).json["blobs"] as? [Any])?.isEmpty == true, "nothing was stored")
 
         // %2F is a slash, + is a plus, the query is not part of the key, and bytes are kept as sent.
-        #expect(try curl(["-X", "PUT", "--data-binary", "slash", base + "a%2Fb"]).json["key"] as? String == "a/b")
-        #expect(try curl([base + "a/b"]).text == "slash")
+        #expect(try curl(["-X", "PUT", "--data-binary", "slash", base + "aaa%2Fb"]).json["key"] as? String == "aaa/b")
+        #expect(try curl([base + "aaa/b"]).text == "slash")
         #expect(try curl(["-X", "PUT", "--data-binary", "plus", base + "a+b?ignored=1"]).json["key"] as? String == "a+b")
         #expect(try curl([base + "a%2Bb"]).text == "plus")
         #expect(try curl(["-X", "PUT", "--data-binary", "nfc", base + "caf%C3%A9"]).status == 201)
@@ -53,8 +53,8 @@ import Testing
         #expect(directory.status == 201)
         #expect(directory.json["key"] as? String == "photos/")
         #expect(directory.header("Location") == "/v1/blobs/photos%2F")
-        #expect(try curl(["-X", "PUT", "--data-binary", "double", base + "a%2F%2Fb"]).json["key"] as? String == "a//b")
-        #expect(try curl([base + "a%2F%2Fb"]).text == "double")
+        #expect(try curl(["-X", "PUT", "--data-binary", "double", base + "aaa%2F%2Fb"]).json["key"] as? String == "aaa//b")
+        #expect(try curl([base + "aaa%2F%2Fb"]).text == "double")
         #expect(try curl([base + "photos%2F"]).text == "marker")
     }
 

@@ -34,6 +34,8 @@ public struct ServerSettings: Sendable {
     public var s3: Bool
     /// Whether /ui/ serves the web page (false: `--no-ui`).
     public var webUI: Bool
+    /// In process only: upload reads of the catalog that this makes fail.
+    public var failingUploadReads: FailingUploadReads?
 
     public init(tokens: String? = nil, maxBlobSize: UInt64? = nil, s3: Bool = false, webUI: Bool = true) {
         self.webUI = webUI
@@ -81,7 +83,7 @@ public final class TestServer: Sendable {
             s3 = TestClient(.live(LiveTransport(port: s3Port)), host: "127.0.0.1:\(s3Port)")
         case .inProcess:
             let logger = Logger(label: "blobd") { _ in SwiftLogNoOpLogHandler() }
-            let store = try BlobStore(directory: directory.path + "/data", catalog: .sqlite,
+            let store = try BlobStore(directory: directory.path + "/data", catalog: settings.failingUploadReads?.opener ?? .sqlite,
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
             // Each change reloads the directory on this node; one node needs no polling.
