@@ -7,6 +7,27 @@ import Testing
 extension CatalogConformance {
     /// The buckets' access settings (canned ACLs and policies, `AccessIndex.setBucketAccess`).
     @Suite struct BucketAccess {
+        /// A bucket is made with its first settings in one transaction (CreateBucket with Object
+        /// Lock, a bootstrap file, PUT /v1/buckets): the settings and a bumped access version
+        /// come with it; a second creation of the name changes nothing.
+        @Test(arguments: Backend.all)
+        func aBucketComesWithItsSettings(_ backend: Backend) throws {
+            let index = try backend.open()
+            let start = try index.accessVersion()
+            let settings = [BucketAccessSetting(bucket: "vault", name: .versioning, value: "Enabled"),
+                            BucketAccessSetting(bucket: "vault", name: .objectLock, value: "{}")]
+            #expect(try index.createBucket(Bucket(name: "vault", created: 1), settings: settings))
+            #expect(try index.bucketAccess(of: "vault").sorted { $0.name.stored < $1.name.stored }
+                    == settings.sorted { $0.name.stored < $1.name.stored })
+            let made = try index.accessVersion()
+            #expect(made > start)
+            #expect(try !index.createBucket(Bucket(name: "vault", created: 2),
+                                            settings: [BucketAccessSetting(bucket: "vault", name: .acl, value: "public-read")]))
+            #expect(try index.bucketAccess(of: "vault").count == 2)
+            #expect(try index.bucket("vault")?.created == 1)
+            #expect(try index.accessVersion() == made)
+        }
+
         /// Settings round-trip by bucket and name, replace and remove; each change bumps the
         /// access version; a missing bucket is refused and changes nothing.
         @Test(arguments: Backend.all)

@@ -148,20 +148,29 @@ import Testing
             check(requests.head(link["url"] + "/uploads/" + other_id, headers=tus).status_code == 404, "HEAD of another's upload")
             check(requests.delete(link["url"] + "/uploads/" + other_id, headers=tus).status_code == 404, "DELETE of another's upload")
             check(requests.head(V1 + "/v1/uploads/" + other_id, headers={**ADMIN, **tus}).status_code == 200, "it is still there")
-            key = requests.post(V1 + "/v1/admin/keys", json={"name": "temp", "grants": ["write:bbb/*"]}, headers=ADMIN).json()
             host, port = V1[len("http://"):].split(":")
-            sock = socket.create_connection((host, int(port)))
-            sock.sendall(("PUT /v1/blobs/bbb/late.bin HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer %s\\r\\n"
-                          "Content-Length: 2000000\\r\\n\\r\\n" % key["token"]).encode() + b"x" * 1000000)
-            check(requests.delete(V1 + "/v1/admin/keys/" + key["id"], headers=ADMIN).status_code in (200, 204), "revoke")
-            sock.sendall(b"x" * 1000000)
-            answer = b""
-            while b"\\r\\n\\r\\n" not in answer:
-                chunk = sock.recv(65536)
-                if not chunk: break
-                answer += chunk
-            check(answer.startswith(b"HTTP/1.1 401"), "revoked mid-body: %r" % answer[:200])
+            def revoked_mid_body(head):
+                key = requests.post(V1 + "/v1/admin/keys", json={"name": "temp", "grants": ["write:bbb/*"]}, headers=ADMIN).json()
+                sock = socket.create_connection((host, int(port)))
+                sock.sendall((head % key["token"]).encode() + b"x" * 1000000)
+                check(requests.delete(V1 + "/v1/admin/keys/" + key["id"], headers=ADMIN).status_code in (200, 204), "revoke")
+                sock.sendall(b"x" * 1000000)
+                answer = b""
+                while b"\\r\\n\\r\\n" not in answer:
+                    chunk = sock.recv(65536)
+                    if not chunk: break
+                    answer += chunk
+                sock.close()
+                return answer
+            answer = revoked_mid_body("PUT /v1/blobs/bbb/late.bin HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer %s\\r\\n"
+                                      "Content-Length: 2000000\\r\\n\\r\\n")
+            check(answer.startswith(b"HTTP/1.1 401"), "PUT revoked mid-body: %r" % answer[:200])
             check(requests.get(V1 + "/v1/blobs/bbb/late.bin", headers=ADMIN).status_code == 404, "nothing stored")
+            answer = revoked_mid_body("POST /v1/uploads HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer %s\\r\\n"
+                                      "Tus-Resumable: 1.0.0\\r\\nUpload-Length: 2000000\\r\\nUpload-Metadata: key " + b64("bbb/late-tus.bin")
+                                      + "\\r\\nContent-Type: application/offset+octet-stream\\r\\nContent-Length: 2000000\\r\\n\\r\\n")
+            check(answer.startswith(b"HTTP/1.1 401"), "tus revoked mid-body: %r" % answer[:200])
+            check(requests.get(V1 + "/v1/blobs/bbb/late-tus.bin", headers=ADMIN).status_code == 404, "nothing stored by tus")
             """)
     }
 
