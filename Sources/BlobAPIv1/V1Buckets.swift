@@ -21,10 +21,7 @@ extension BlobService {
 
         /// The settings the bucket is made with, in its creating transaction.
         func settings(_ bucket: String) -> [BucketAccessSetting] {
-            if objectLock {
-                return [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled"),
-                        BucketAccessSetting(bucket: bucket, name: .objectLock, value: ObjectLockConfiguration().stored)]
-            }
+            if objectLock { return BucketAccessSetting.objectLock(bucket) }
             switch versioning {
             case .enabled?: return [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled")]
             case .suspended?: return [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Suspended")]

@@ -197,3 +197,14 @@ public protocol AccessIndex: Sendable {
     /// downloads are used up or it is gone.
     func countDownload(_ id: String) throws(StoreError) -> Bool
 }
+
+extension BucketAccessSetting {
+    /// The settings of a bucket with Object Lock (S3 CreateBucket with
+    /// `x-amz-bucket-object-lock-enabled` and PUT /v1/buckets: no default retention; a bootstrap
+    /// file: the one it names): versioning on for good, and the lock.
+    public static func objectLock(_ bucket: String, _ configuration: ObjectLockConfiguration = ObjectLockConfiguration())
+        -> [BucketAccessSetting] {
+        [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled"),
+         BucketAccessSetting(bucket: bucket, name: .objectLock, value: configuration.stored)]
+    }
+}

@@ -48,7 +48,7 @@ extension S3Service {
                 // The bucket and its settings in one transaction: a failure leaves no bucket half made.
                 var settings: [BucketAccessSetting] = []
                 if acl != .private { settings.append(BucketAccessSetting(bucket: name, name: .acl, value: acl.rawValue)) }
-                if locked { settings += Self.objectLockSettings(name) }
+                if locked { settings += BucketAccessSetting.objectLock(name) }
                 guard try store.buckets.createBucket(bucket, settings: settings) else {
                     throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
                 }

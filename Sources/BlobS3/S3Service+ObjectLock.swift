@@ -77,15 +77,6 @@ extension S3Service {
 
     // MARK: The bucket's configuration
 
-    /// The settings of a bucket with Object Lock (CreateBucket with
-    /// `x-amz-bucket-object-lock-enabled`: no default retention; a bootstrap file: the one it
-    /// names): versioning on for good.
-    public static func objectLockSettings(_ bucket: String, _ configuration: ObjectLockConfiguration = ObjectLockConfiguration())
-        -> [BucketAccessSetting] {
-        [BucketAccessSetting(bucket: bucket, name: .versioning, value: "Enabled"),
-         BucketAccessSetting(bucket: bucket, name: .objectLock, value: configuration.stored)]
-    }
-
     /// PutObjectLockConfiguration: ObjectLockEnabled Enabled, and an optional default retention
     /// (Mode and Days or Years). A bucket without Object Lock gets it only if its versioning is
     /// enabled, as in S3.

@@ -22,7 +22,7 @@ extension Bootstrap {
         guard versioning == nil || versioning == "Enabled" else {
             throw Invalid(description: "bucket '\(name)': a bucket with object_lock keeps versioning Enabled; it cannot be \"Suspended\"")
         }
-        return S3Service.objectLockSettings(name, lock)
+        return BucketAccessSetting.objectLock(name, lock)
     }
 
     /// `"Enabled"` or `"Suspended"`; nil when absent.
