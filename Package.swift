@@ -40,10 +40,13 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Keys, records, attributes, uploads, buckets, errors and write conditions. No I/O.
         .target(name: "BlobCore"),
+        // Bucket settings as values: versioning and Object Lock as stored, CORS, lifecycle,
+        // notifications, canned ACLs and policies, and the table every request reads them from.
+        .target(name: "BucketSettings", dependencies: ["BlobCore"]),
         // The catalog protocols (what the nodes share, and each node's own bookkeeping), group
         // commit, read batching and the record cache, written once for every backend.
         .target(name: "BlobCatalog", dependencies: [
-            "BlobCore",
+            "BlobCore", "BucketSettings",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The files: layout helpers, pending-write log, data-directory lock, space reserve,
@@ -51,44 +54,60 @@ let package = Package(
         .target(name: "BlobContent", dependencies: ["BlobCore", "CCrypto", "CDigests", "CFileSystem", "SystemCalls"]),
         // The catalog of one node: one SQLite file through GRDB (BlobContent: the file is made 0600).
         .target(name: "CatalogSQLite", dependencies: [
-            "BlobCore", "BlobCatalog", "BlobContent", "SystemCalls",
+            "BlobCore", "BlobCatalog", "BlobContent", "BucketSettings", "SystemCalls",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The catalog a cluster shares: PostgreSQL through libpq.
         .target(name: "CatalogPostgres", dependencies: [
-            "BlobCore", "BlobCatalog", "PostgresClient",
+            "BlobCore", "BlobCatalog", "BucketSettings", "PostgresClient",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Wires a catalog and the files: put/get/delete/list, tus, multipart, recovery, fsck.
-        // No HTTP, no concrete catalog backend.
+        // Wires a catalog and the files: put/get/delete/list, tus, multipart, recovery, fsck,
+        // and the buckets' settings service. No HTTP, no concrete catalog backend.
         .target(name: "BlobStore", dependencies: [
-            "BlobCore", "BlobCatalog", "BlobContent", "SystemCalls",
+            "BlobCore", "BlobCatalog", "BlobContent", "BucketSettings", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // What every HTTP dialect shares: ranges, preconditions, dates, percent-encoding, digest
-        // fields, framing checks, representation headers, body plans, metrics, logging, access.
+        // Metrics, the access log and the peers it believes, log output, request ids, refusal reasons.
+        .target(name: "Observability", dependencies: ["MicroHTTPD", "BlobStore", "SystemCalls"]),
+        // HTTP semantics every dialect shares: ranges, preconditions, dates, percent-encoding,
+        // digest fields, framing checks, representation headers, body plans, body consumers, CORS.
         .target(name: "HTTPCore", dependencies: [
-            "MicroHTTPD", "BlobStore", "SystemCalls",
+            "Observability", "MicroHTTPD", "BlobStore", "SystemCalls",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Who a caller is and what it may do: tokens, keys, principals, one authorization decision.
+        .target(name: "Access", dependencies: [
+            "HTTPCore", "MicroHTTPD", "BlobStore", "SystemCalls",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // An HTTP/1.1 client on blocking sockets, for hooks and webhooks (no TLS: a local relay).
+        .target(name: "OutboundHTTP", dependencies: ["SystemCalls"]),
+        // tusd's blocking hooks: what a hook is told and what its answer may change.
+        .target(name: "TusHooks", dependencies: [
+            "HTTPCore", "OutboundHTTP", "MicroHTTPD", "BlobStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Events: which changes the buckets' subscriptions want, drafted before they commit.
+        .target(name: "Webhooks", dependencies: ["Access", "Observability", "MicroHTTPD", "BlobStore"]),
         // The /v1 dialect and tus 1.0: a route table, problem+json.
         .target(name: "BlobAPIv1", dependencies: [
-            "HTTPCore", "MicroHTTPD", "BlobStore",
+            "HTTPCore", "Access", "Observability", "TusHooks", "Webhooks", "MicroHTTPD", "BlobStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The S3 dialect: path-style routes, SigV4, XML, over the same store.
         .target(name: "BlobS3", dependencies: [
-            "HTTPCore", "BlobStore", "MicroHTTPD", "CZlib",
+            "HTTPCore", "Access", "Observability", "TusHooks", "Webhooks", "BlobStore", "MicroHTTPD", "CZlib",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The handlers of both listeners wired over one store: by blobd, and by the in-process tests.
         .target(name: "BlobdHandlers", dependencies: [
-            "HTTPCore", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD",
+            "HTTPCore", "Access", "Observability", "TusHooks", "Webhooks", "BlobAPIv1", "BlobS3", "BlobStore", "MicroHTTPD",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blobd", dependencies: [
-            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork", "SystemCalls",
+            "BlobdHandlers", "HTTPCore", "Access", "Observability", "OutboundHTTP", "TusHooks", "Webhooks", "BlobStore", "CatalogSQLite", "CatalogPostgres", "MicroHTTPD", "PostgresClient", "CNoCork", "SystemCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -99,8 +118,8 @@ let package = Package(
         // The write-condition evaluator and the other domain types.
         .testTarget(name: "BlobCoreTests", dependencies: ["BlobCore"]),
         // The HTTP core and the /v1 dialect, without a socket.
-        .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
-        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "BlobAPIv1", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
+        .testTarget(name: "BlobHTTPTests", dependencies: ["HTTPCore", "Access", "Observability", "OutboundHTTP", "TusHooks", "Webhooks", "BucketSettings", "BlobAPIv1", "BlobStore", "MicroHTTPD"]),
+        .testTarget(name: "BlobS3Tests", dependencies: ["BlobS3", "HTTPCore", "Access", "Observability", "BucketSettings", "BlobAPIv1", "BlobStore", "CatalogSQLite", "MicroHTTPD"]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
         // Test support: launches the built blobd (a child process, a temp data dir, raw sockets);
         // links no module of blobd.
@@ -108,7 +127,7 @@ let package = Package(
         // Test support: one client API for blobd's handlers driven in process (no socket) and
         // for the live binary. For test targets only.
         .target(name: "HTTPTesting", dependencies: [
-            "BlobdHandlers", "HTTPCore", "BlobStore", "CatalogSQLite", "MicroHTTPD", "LiveBlobd", "CCrypto",
+            "BlobdHandlers", "HTTPCore", "Access", "Observability", "TusHooks", "Webhooks", "BlobStore", "CatalogSQLite", "MicroHTTPD", "LiveBlobd", "CCrypto",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/HTTPTesting"),
         // The HTTP semantics of both dialects, each test run in process and against the live binary.

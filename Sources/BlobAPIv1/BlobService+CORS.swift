@@ -63,7 +63,7 @@ extension BlobService {
     /// GET: the stored rules; 404 `setting-not-found` without any.
     func getCORS(bucket: String) throws -> HTTPResponse {
         try requireBucket(bucket)
-        guard let value = try settingsCatalog().bucketAccess(of: bucket).first(where: { $0.name == .cors })?.value else {
+        guard let value = try store.settings.stored(bucket, .cors) else {
             throw HTTPError.settingNotFound("The bucket \(bucket) has no CORS rules.")
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore], body: .bytes(Array(value.utf8)))
@@ -83,8 +83,7 @@ extension BlobService {
                     throw HTTPError.badRequest(error.description)
                 }
                 let text = configuration.json.serialized()
-                try settingsCatalog().setBucketAccess(bucket, .cors, to: text)
-                try access.directory.reload()
+                try store.settings.set(bucket, .cors, to: text)
                 return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore], body: .bytes(Array(text.utf8)))
             } catch {
                 return failure(error)
@@ -95,13 +94,7 @@ extension BlobService {
     /// DELETE: 204, with or without rules.
     func deleteCORS(bucket: String) throws -> HTTPResponse {
         try requireBucket(bucket)
-        try settingsCatalog().setBucketAccess(bucket, .cors, to: nil)
-        try access.directory.reload()
+        try store.settings.set(bucket, .cors, to: nil)
         return HTTPResponse(status: 204, headers: [Self.noStore])
-    }
-
-    private func settingsCatalog() throws(HTTPError) -> any AccessIndex {
-        guard let catalog = access.directory.catalog else { throw .unavailable("The settings of the index are not open yet.") }
-        return catalog
     }
 }

@@ -1,6 +1,8 @@
 import BlobStore
 import HTTPCore
 import MicroHTTPD
+import Access
+import TusHooks
 
 /// tus 1.0.0 resumable uploads on /v1/uploads: core, creation, creation-with-upload,
 /// creation-defer-length, termination, checksum and expiration.
@@ -135,7 +137,7 @@ extension BlobService {
         let length = try head["Upload-Length"].map { try TusHeaders.number($0, "Upload-Length") }
         let checksum = try head["Upload-Checksum"].map(TusHeaders.checksum)
         // The upload's key is read only when some bucket has subscriptions.
-        let key = access.directory.events.isIdle ? nil : try store.upload(id).key
+        let key = events.isIdle ? nil : try store.upload(id).key
         let append = try store.beginAppend(to: id, at: offset, length: length, lifetime: uploadLifetime,
                                            bodySize: head["Content-Length"].flatMap { UInt64($0) }, checksum: checksum,
                                            onlyCreate: onlyCreate, events: tusEvents(head, key: key))
@@ -144,7 +146,7 @@ extension BlobService {
 
     /// The events of a tus upload's completion (`ObjectCreated:Post`, as tusd's post-finish).
     private func tusEvents(_ head: HTTPRequestHead, key: BlobKey?) -> EventDraft? {
-        key.flatMap { access.directory.events.draft("ObjectCreated:Post", key: $0, head: head, dialect: "tus") }
+        key.flatMap { events.draft("ObjectCreated:Post", key: $0, head: head, dialect: "tus") }
     }
 
     /// The key a /v1 tus creation stores at (nil: content-addressed), if the caller may write

@@ -112,6 +112,6 @@ extension BlobService {
 
     /// The event draft of a delete through /v1 named `name`, if a subscription wants it.
     private func drafting(_ name: String, _ key: BlobKey, _ head: HTTPRequestHead) -> EventDraft? {
-        access.directory.events.draft(name, key: key, head: head, dialect: "v1")
+        events.draft(name, key: key, head: head, dialect: "v1")
     }
 }

@@ -2,6 +2,7 @@ import BlobStore
 import HTTPCore
 import Foundation
 import MicroHTTPD
+import TusHooks
 
 extension BlobService {
     /// PUT (at `key`) or POST (content-addressed, `key` nil): everything that can be decided from
@@ -46,7 +47,7 @@ extension BlobService {
         let hasher = BodyHasher(md5: expectedMD5 != nil, expectedSize: contentLength)
         let stream = try store.beginWrite(expectedSize: contentLength, expectedSHA256: expectedSHA256, hasher: hasher)
         // A content-addressed POST names no bucket, so no subscription can want it.
-        let events = key.flatMap { access.directory.events.draft("ObjectCreated:Put", key: $0, head: head, dialect: "v1") }
+        let events = key.flatMap { self.events.draft("ObjectCreated:Put", key: $0, head: head, dialect: "v1") }
         return .receive(StreamingBody(
             committers: committers, metrics: metrics, write: { try stream.write($0) }, abandon: { stream.abandon() },
             end: { [self] failure, respond in
@@ -155,7 +156,7 @@ extension BlobService {
         let condition = Preconditions(head).writeCondition()
         if let versioned = try deleteVersioned(head, key: key, if: condition) { return versioned }
         try store.delete(key, if: condition,
-                         events: access.directory.events.draft("ObjectRemoved:Delete", key: key, head: head, dialect: "v1"))
+                         events: events.draft("ObjectRemoved:Delete", key: key, head: head, dialect: "v1"))
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 

@@ -2,6 +2,10 @@ import BlobStore
 import HTTPCore
 import Logging
 import MicroHTTPD
+import Webhooks
+import Access
+import Observability
+import TusHooks
 
 /// The blobd HTTP API: authorizes each request and routes it to the store. Every failure
 /// becomes a `Problem` in `failure(_:)`.
@@ -26,17 +30,20 @@ public final class BlobService: HTTPHandler {
     let cors: CORSPolicy
     /// tusd's blocking hooks (`--hook-url`), when configured.
     let hooks: BlockingHooks?
+    /// Which changes the buckets' subscriptions want events of.
+    let events: EventRouter
     /// The web page at /ui/; nil with `--no-ui`.
     let webUI: WebUI?
 
     /// Serves `store`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics = Metrics(), uploadLifetime: Int64 = 24 * 3600,
                 commitThreads: Int = 32, logger: Logger = Logger(label: "blobd.http"), accessLog: AccessLog? = nil,
-                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil, cors: CORSSettings = CORSSettings()) {
+                publicURL: String = "", webUI: WebUI? = nil, hooks: BlockingHooks? = nil, events: EventRouter? = nil, cors: CORSSettings = CORSSettings()) {
         self.hooks = hooks
+        self.events = events ?? EventRouter(store.settings)
         self.store = store
         self.webUI = webUI
-        self.cors = CORSPolicy(cors, directory: access.directory)
+        self.cors = CORSPolicy(cors, buckets: store.settings)
         self.publicURL = publicURL
         self.accessLog = accessLog
         self.committers = BlockingPool(name: "blobd-commit", threads: commitThreads)

@@ -2,6 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// `/s/ID...`: share links in use, without an Authorization header (the link is the credential).
 /// Every request reads the link from the catalog, so a revoked, expired or used-up link is 404 on

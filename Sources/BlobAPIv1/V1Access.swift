@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// What a /v1 request needs of the caller's grants: its route's need, made concrete with the key,
 /// prefix or upload the request names. `Grants.permits` decides (`AccessPolicy.authorize`).

@@ -2,6 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// `/v1/admin/keys`: keys made and revoked at run time, shared by every node through the
 /// catalog (needs `admin:*`). A secret appears only in the answer that creates it; the catalog

@@ -4,7 +4,7 @@ import HTTPCore
 import MicroHTTPD
 
 /// `/v1/admin/buckets/{bucket}/lifecycle`: a bucket's lifecycle rules as JSON, stored in the
-/// catalog (`setBucketAccess`) so that every node reads them on the access version. Needs
+/// catalog (`BucketSettingsService.set`) so that every node reads them on the access version. Needs
 /// `admin` on the bucket. GET of unset rules is 404 `setting-not-found`, of an unknown bucket
 /// 404 `not-found`; PUT answers 200 with the stored JSON; DELETE 204.
 extension BlobService {
@@ -13,7 +13,7 @@ extension BlobService {
         guard try store.buckets.bucket(bucket) != nil else { throw StoreError.bucketNotFound }
         switch head.method {
         case "GET", "HEAD":
-            guard let stored = try store.catalog.access.bucketAccess(of: bucket).first(where: { $0.name == .lifecycle })?.value else {
+            guard let stored = try store.settings.stored(bucket, .lifecycle) else {
                 throw HTTPError.settingNotFound("The bucket \(bucket) has no lifecycle rules.")
             }
             return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), Self.noStore],
@@ -50,8 +50,6 @@ extension BlobService {
     /// Stores (nil removes) a bucket's lifecycle rules, puts them in force on this node at once,
     /// and stamps the bucket's blobs with their new deadlines in the background.
     private func setLifecycle(_ bucket: String, to value: String?) throws {
-        try store.catalog.access.setBucketAccess(bucket, .lifecycle, to: value)
-        try access.directory.reload()
-        store.restampExpiryInBackground(bucket: bucket)
+        try store.settings.set(bucket, .lifecycle, to: value)
     }
 }

@@ -2,6 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// `GET|PUT /v1/admin/buckets/BUCKET/public` `{"prefixes": ["", "pub/"]}`: the prefixes of a
 /// bucket anonymous callers may read and list (`""` is the whole bucket). Kept as the bucket's
@@ -26,9 +27,9 @@ extension BlobService {
     func publicPrefixes(bucket: String) throws -> HTTPResponse {
         let catalog = store.catalog
         guard try catalog.buckets.bucket(bucket) != nil else { throw StoreError.bucketNotFound }
-        let policy = try catalog.access.bucketAccess(of: bucket).first { $0.name == .policy }
+        let policy = try store.settings.stored(bucket, .policy)
         var prefixes: [String] = []
-        if let policy, let parsed = try? BucketPolicy(parsing: Array(policy.value.utf8), bucket: bucket) {
+        if let policy, let parsed = try? BucketPolicy(parsing: Array(policy.utf8), bucket: bucket) {
             for grant in parsed.grants where grant.action == .read {
                 switch grant.pattern {
                 case .bucket: prefixes.append("")
@@ -51,8 +52,7 @@ extension BlobService {
                     // Made here, checked by the same parser S3's PutBucketPolicy uses.
                     _ = try BucketPolicy(parsing: Array(policy.utf8), bucket: bucket)
                 }
-                try store.catalog.access.setBucketAccess(bucket, .policy, to: policy)
-                try access.directory.reload()
+                try store.settings.set(bucket, .policy, to: policy)
                 return Self.jsonResponse(status: 200, Self.publicJSON(prefixes))
             } catch let error as BucketPolicy.ParseError {
                 return failure(HTTPError.badRequest("\(error)"))

@@ -5,6 +5,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 /// Buckets through /v1 (issue 35): `GET /v1/buckets`, `PUT /v1/buckets/NAME` and
@@ -42,12 +43,12 @@ extension BlobService {
     /// `object_lock` only when on.
     func bucketJSON(_ bucket: Bucket) -> JSON {
         var members: [(String, JSON)] = [("name", .string(bucket.name)), ("created", .string(HTTPDate.formatRFC3339(bucket.created)))]
-        switch access.directory.versioning(of: bucket.name[...]) {
+        switch store.settings.versioning(of: bucket.name[...]) {
         case .unversioned: break
         case .enabled: members.append(("versioning", .string("Enabled")))
         case .suspended: members.append(("versioning", .string("Suspended")))
         }
-        if access.directory.objectLock(of: bucket.name[...]) != nil { members.append(("object_lock", .bool(true))) }
+        if store.settings.objectLock(of: bucket.name[...]) != nil { members.append(("object_lock", .bool(true))) }
         return .object(members)
     }
 
@@ -66,8 +67,7 @@ extension BlobService {
                 }
                 let settings = request.settings(name)
                 let bucket = Bucket(name: name, created: Int64(time(nil)))
-                guard try store.buckets.createBucket(bucket, settings: settings) else { return try existingBucket(name, request) }
-                if !settings.isEmpty { try access.directory.reload() }
+                guard try store.settings.create(bucket, with: settings) else { return try existingBucket(name, request) }
                 return Self.jsonResponse(status: 201, bucketJSON(bucket), headers: [("Location", "/v1/buckets/" + name)])
             } catch {
                 return failure(error)
@@ -80,7 +80,7 @@ extension BlobService {
     private func existingBucket(_ name: String, _ request: BucketRequest) throws -> HTTPResponse {
         try access.directory.reloadIfChanged()
         guard let bucket = try store.buckets.bucket(name) else { throw StoreError.bucketNotFound }
-        let versioning = access.directory.versioning(of: name[...]), locked = access.directory.objectLock(of: name[...]) != nil
+        let versioning = store.settings.versioning(of: name[...]), locked = store.settings.objectLock(of: name[...]) != nil
         let asked = request.objectLock ? .enabled : request.versioning
         guard (asked == nil || asked == versioning) && (!request.objectLock || locked) else {
             throw HTTPError.conflict("Bucket \(name) exists with other settings (versioning \(versioning.rawValue), Object Lock "
@@ -121,7 +121,7 @@ extension BlobService {
     /// DELETE /v1/buckets/NAME: 204; 404 when there is none, 409 while it holds objects (or
     /// versions, or delete markers). Its settings go with it.
     func deleteBucket(_ raw: ArraySlice<UInt8>) throws -> HTTPResponse {
-        try store.buckets.removeBucket(try Self.bucketName(raw))
+        try store.settings.remove(try Self.bucketName(raw))
         try access.directory.reloadIfChanged()
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }

@@ -9,10 +9,10 @@ extension BlobService {
     /// GET: the stored subscriptions; 404 when the bucket has none, or does not exist.
     func getNotifications(bucket: String) throws -> HTTPResponse {
         guard try store.catalog.buckets.bucket(bucket) != nil else { throw StoreError.bucketNotFound }
-        guard let stored = try store.catalog.access.bucketAccess(of: bucket).first(where: { $0.name == .notifications }) else {
+        guard let stored = try store.settings.stored(bucket, .notifications) else {
             throw HTTPError.settingNotFound("The bucket \(bucket) has no notification configuration.")
         }
-        return Self.rawJSONResponse(status: 200, stored.value)
+        return Self.rawJSONResponse(status: 200, stored)
     }
 
     /// PUT `{"subscriptions": [...]}`: 200 with the stored JSON; 400 for a target that is not
@@ -24,7 +24,7 @@ extension BlobService {
                 guard let body else { throw StoreError.tooLarge(limit: UInt64(Self.maxAdminBody)) }
                 let configuration: NotificationConfiguration
                 do throws(NotificationConfiguration.Invalid) {
-                    configuration = try NotificationConfiguration(json: body).validated(targets: access.directory.events.targets)
+                    configuration = try NotificationConfiguration(json: body).validated(targets: events.targets)
                 } catch {
                     switch error {
                     case .malformed(let text): throw HTTPError.badRequest("Invalid subscriptions: \(text).")
@@ -33,8 +33,7 @@ extension BlobService {
                     }
                 }
                 let json = configuration.json
-                try store.catalog.access.setBucketAccess(bucket, .notifications, to: json)
-                try access.directory.reload()
+                try store.settings.set(bucket, .notifications, to: json)
                 return Self.rawJSONResponse(status: 200, json)
             } catch {
                 return failure(error)
@@ -44,8 +43,7 @@ extension BlobService {
 
     /// DELETE: 204, set or not; 404 when the bucket does not exist.
     func deleteNotifications(bucket: String) throws -> HTTPResponse {
-        try store.catalog.access.setBucketAccess(bucket, .notifications, to: nil)
-        try access.directory.reload()
+        try store.settings.set(bucket, .notifications, to: nil)
         return HTTPResponse(status: 204, headers: [Self.noStore])
     }
 

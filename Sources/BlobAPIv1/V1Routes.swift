@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// One /v1 route: its path, its label in metrics and logs, and for each method it takes what the
 /// method needs of the caller's grants and its handler. The 405 and its Allow header, the grant

@@ -2,6 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// `/v1/shares`: share links, made by a caller who holds `share` and what the link allows
 /// (`read`, or `create`/`write` for an upload link) on its key or on every key of its prefix.

@@ -1,5 +1,6 @@
 import Foundation
 import BlobCore
+import BucketSettings
 import Dispatch
 
 /// The outcome of a conditional commit.

@@ -1,6 +1,7 @@
 import HTTPCore
 import BlobStore
 import Foundation
+import Access
 
 /// Decodes an `aws-chunked` body while it streams: `HEX[;chunk-signature=SIG]\r\nDATA\r\n`…
 /// `0[;chunk-signature=SIG]\r\n`, then trailer lines and an empty line. The framing is never

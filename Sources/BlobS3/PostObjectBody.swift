@@ -2,6 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// The body of a POST Object: a `multipart/form-data` form read as it streams. The fields come
 /// first; when the file part begins they are checked (`S3Service.postPrincipal`, the policy's

@@ -1,3 +1,4 @@
+import BlobCore
 import Foundation
 import HTTPCore
 

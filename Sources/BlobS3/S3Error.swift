@@ -1,6 +1,7 @@
 import HTTPCore
 import BlobStore
 import MicroHTTPD
+import Observability
 
 /// An S3 error: its code, HTTP status and message, rendered as S3's XML `<Error>`. The one
 /// place where store errors become S3 answers is `init(_ error:)`.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import BlobStore
 import MicroHTTPD
+import TusHooks
 
 /// Where an S3 body's bytes go: a new object (PutObject) or a part (UploadPart).
 protocol S3BodySink: AnyObject {

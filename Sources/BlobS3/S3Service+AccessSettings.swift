@@ -65,15 +65,14 @@ extension S3Service {
         })
     }
 
-    /// Stores a setting (nil removes it) and reloads this node's grants at once.
+    /// Stores a setting (nil removes it), in force on this node at once.
     func setAccess(_ bucket: String, _ name: BucketAccessSetting.Name, to value: String?) throws {
-        try store.catalog.access.setBucketAccess(bucket, name, to: value)
-        try access.directory.reload()
+        try store.settings.set(bucket, name, to: value)
     }
 
     /// The setting `name` of a bucket, as stored.
     func accessSetting(_ bucket: String, _ name: BucketAccessSetting.Name) throws -> String? {
-        try store.catalog.access.bucketAccess(of: bucket).first { $0.name == name }?.value
+        try store.settings.stored(bucket, name)
     }
 
     /// DeleteBucketPolicy: 204, with or without a policy.

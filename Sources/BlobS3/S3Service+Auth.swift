@@ -4,6 +4,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 /// Who may make an S3 request: SigV4 (header or presigned URL) or SigV2 checked against the

@@ -1,6 +1,7 @@
 import HTTPCore
 import BlobStore
 import MicroHTTPD
+import Access
 
 extension S3Service {
     /// Largest DeleteObjects body read. It is read as it arrives, and what a connection keeps of

@@ -4,6 +4,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 /// Buckets: naming rules, CreateBucket with its region, ListBuckets.
@@ -49,10 +50,9 @@ extension S3Service {
                 var settings: [BucketAccessSetting] = []
                 if acl != .private { settings.append(BucketAccessSetting(bucket: name, name: .acl, value: acl.rawValue)) }
                 if locked { settings += BucketAccessSetting.objectLock(name) }
-                guard try store.buckets.createBucket(bucket, settings: settings) else {
+                guard try store.settings.create(bucket, with: settings) else {
                     throw S3Error(.bucketAlreadyOwnedByYou, "Your previous request to create the named bucket succeeded and you already own it.")
                 }
-                if !settings.isEmpty { try access.directory.reload() }
                 return HTTPResponse(status: 200, headers: [("Location", "/" + name), ("x-amz-request-id", requestID)])
             } catch {
                 return failure(error, head: head, bucket: name, key: nil, requestID: requestID)

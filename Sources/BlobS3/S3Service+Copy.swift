@@ -4,6 +4,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 extension S3Service {

@@ -1,5 +1,6 @@
 import HTTPCore
 import MicroHTTPD
+import TusHooks
 
 /// tusd's blocking hooks on S3 writes: pre-create before PutObject's body and before
 /// CreateMultipartUpload, pre-finish before PutObject's commit and before a Complete joins the

@@ -55,7 +55,6 @@ extension S3Service {
     /// bucket's objects with their new deadlines in the background.
     private func setLifecycle(_ bucket: String, to value: String?) throws {
         try setAccess(bucket, .lifecycle, to: value)
-        store.restampExpiryInBackground(bucket: bucket)
     }
 
     /// `x-amz-expiration` of an object a rule matches (GetObject, HeadObject, PutObject).

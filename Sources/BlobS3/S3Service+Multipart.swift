@@ -1,6 +1,7 @@
 import HTTPCore
 import BlobStore
 import MicroHTTPD
+import Access
 
 extension S3Service {
     /// CreateMultipartUpload (`POST /BUCKET/KEY?uploads`), with the checksum its parts carry and

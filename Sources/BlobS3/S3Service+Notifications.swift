@@ -9,7 +9,7 @@ import MicroHTTPD
 extension S3Service {
     /// The draft of an event for a change about to commit, if a subscription wants it.
     func events(_ name: String, _ key: BlobKey, _ head: HTTPRequestHead, _ requestID: String) -> EventDraft? {
-        access.directory.events.draft(name, key: key, head: head, dialect: "s3", requestID: requestID)
+        events.draft(name, key: key, head: head, dialect: "s3", requestID: requestID)
     }
 
     /// PutBucketNotificationConfiguration.
@@ -17,7 +17,7 @@ extension S3Service {
         try requireBucket(bucket)
         let tooLarge = S3Error(.malformedXML, "The notification configuration is larger than 64 KiB.")
         return try receiveSetting(head, bucket: bucket, limit: 64 * 1024, tooLarge: tooLarge, requestID: requestID) { [self] body in
-            let configuration = try Self.notificationConfiguration(body, targets: access.directory.events.targets)
+            let configuration = try Self.notificationConfiguration(body, targets: events.targets)
             try setAccess(bucket, .notifications, to: configuration.subscriptions.isEmpty ? nil : configuration.json)
             return HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID)])
         }

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// S3 Object Lock (issue 25): a bucket made with `x-amz-bucket-object-lock-enabled` (versioning
 /// on, for good), its configuration and default retention (Put/GetObjectLockConfiguration), and
@@ -14,7 +15,7 @@ import MicroHTTPD
 extension S3Service {
     /// The Object Lock configuration of `bucket`; nil without Object Lock.
     func objectLock(of bucket: String) -> ObjectLockConfiguration? {
-        access.directory.objectLock(of: bucket[...])
+        store.settings.objectLock(of: bucket[...])
     }
 
     /// True when the request names `x-amz-bypass-governance-retention: true` and the caller has

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import BlobStore
 import MicroHTTPD
+import Access
 
 extension S3Service {
     // MARK: PutObject

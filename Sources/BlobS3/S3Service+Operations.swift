@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// Runs the one operation `S3Operation.classify` chose; and the answers of the subresources
 /// blobd never configures.
@@ -26,7 +27,7 @@ extension S3Service {
             return .respond(HTTPResponse(status: 200, headers: [("x-amz-request-id", requestID),
                                                                 ("x-amz-bucket-region", found.region ?? Self.defaultRegion)]))
         case .deleteBucket:
-            try store.buckets.removeBucket(bucket)
+            try store.settings.remove(bucket)
             // Its access settings went with it: this node drops their grants at once.
             try access.directory.reloadIfChanged()
             return .respond(HTTPResponse(status: 204, headers: [("x-amz-request-id", requestID)]))

@@ -5,6 +5,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 /// POST Object: a browser form upload (`multipart/form-data`, as boto3's

@@ -1,6 +1,7 @@
 import BlobStore
 import HTTPCore
 import MicroHTTPD
+import Access
 
 /// S3 versioning: PutBucketVersioning and GetBucketVersioning (a bucket setting every node reads
 /// from its in-memory directory), deletes that leave delete markers, and removal of one version.
@@ -8,13 +9,13 @@ import MicroHTTPD
 extension S3Service {
     /// The versioning of `bucket`, from this node's directory of bucket settings.
     func versioning(of bucket: String) -> BucketVersioning {
-        access.directory.versioning(of: bucket[...])
+        store.settings.versioning(of: bucket[...])
     }
 
     /// The versioning of the bucket of `key` (its first segment).
     func versioning(of key: BlobKey) -> BucketVersioning {
         let raw = key.rawValue
-        return access.directory.versioning(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
+        return store.settings.versioning(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
     }
 
     /// `x-amz-version-id` of a version in a bucket that has versioning (none otherwise).

@@ -2,10 +2,14 @@ import HTTPCore
 import BlobStore
 import Logging
 import MicroHTTPD
+import Webhooks
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import Access
+import Observability
+import TusHooks
 #endif
 
 /// The S3 dialect, path style (`/BUCKET/KEY`), over the same store as /v1: object `K` in
@@ -22,6 +26,8 @@ public final class S3Service: HTTPHandler {
     let accessLog: AccessLog?
     /// tusd's blocking hooks (`--hook-url`), when configured.
     let hooks: BlockingHooks?
+    /// Which changes the buckets' subscriptions want events of.
+    let events: EventRouter
     /// Presigned URLs already verified, so a repeated one skips SigV4's work.
     let verifiedURLs = VerifiedURLs()
     /// Which CORS rules answer which request (`--cors-origin`, the buckets' rules).
@@ -31,11 +37,12 @@ public final class S3Service: HTTPHandler {
 
     /// Serves `store` with the S3 keys of `access`.
     public init(store: BlobStore, access: AccessPolicy, metrics: Metrics, commitThreads: Int = 16,
-                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, hooks: BlockingHooks? = nil,
+                logger: Logger = Logger(label: "blobd.s3"), accessLog: AccessLog? = nil, hooks: BlockingHooks? = nil, events: EventRouter? = nil,
                 cors: CORSSettings = CORSSettings()) {
         self.hooks = hooks
+        self.events = events ?? EventRouter(store.settings)
         self.store = store
-        self.cors = CORSPolicy(cors, directory: access.directory)
+        self.cors = CORSPolicy(cors, buckets: store.settings)
         self.accessLog = accessLog
         self.access = access
         self.metrics = metrics

@@ -5,6 +5,7 @@ import MicroHTTPD
 
 #if canImport(Glibc)
 import Glibc
+import Access
 #endif
 
 /// AWS Signature Version 2 as S3 defined it ("Signing and authenticating REST requests"): the

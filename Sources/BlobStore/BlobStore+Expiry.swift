@@ -13,11 +13,6 @@ import Foundation
 /// blobs due, not the number stored. The sweep checks each row it finds against the rules in
 /// force before deleting it, so a rule removed while the stamps catch up deletes nothing.
 extension BlobStore {
-    /// Sets the lifecycle rules in force (`KeyDirectory` hands them over after each reload).
-    public func setLifecycle(_ rules: LifecycleRules) {
-        lifecycle.withLock { $0 = rules }
-    }
-
     /// Sets how the sweep drafts the event named (`LifecycleExpiration:Delete`, or
     /// `LifecycleExpiration:DeleteMarkerCreated` in a versioned bucket) of a blob it removes (nil
     /// when no subscription wants one); each is written in the sweep's transaction.
@@ -26,11 +21,11 @@ extension BlobStore {
     }
 
     /// The lifecycle rules in force.
-    public var lifecycleRules: LifecycleRules { lifecycle.withLock { $0 } }
+    public var lifecycleRules: LifecycleRules { settings.lifecycle }
 
     /// When `record` stops being readable under the rules in force; nil if never.
     public func deadline(of record: BlobRecord) -> Int64? {
-        if record.ttlExpires == nil && lifecycle.withLock({ $0.isEmpty }) { return nil }
+        if record.ttlExpires == nil && settings.lifecycle.isEmpty { return nil }
         return lifecycleRules.deadline(of: record)
     }
 

@@ -13,7 +13,7 @@ extension BlobStore {
     /// The NoncurrentDays of the rules in force that match `key`, for the condition of a write or
     /// delete that may make a version of it noncurrent.
     func noncurrentDays(of key: BlobKey) -> Int64? {
-        lifecycle.withLock { $0.isEmpty ? nil : $0.noncurrentDays(of: key) }
+        settings.lifecycle.noncurrentDays(of: key)
     }
 
     /// When the row `due` describes is removed under `rules`: a noncurrent version by its

@@ -5,50 +5,6 @@ import BlobCore
 import Glibc
 #endif
 
-import Synchronization
-
-/// What answers a bucket's versioning (the HTTP layer's directory of bucket settings).
-public protocol BucketVersioningLookup: AnyObject, Sendable {
-    /// The versioning of `bucket`.
-    func versioning(of bucket: Substring) -> BucketVersioning
-    /// The Object Lock configuration of `bucket`; nil without Object Lock.
-    func objectLock(of bucket: Substring) -> ObjectLockConfiguration?
-}
-
-extension BucketVersioningLookup {
-    /// No bucket has Object Lock.
-    public func objectLock(of bucket: Substring) -> ObjectLockConfiguration? { nil }
-}
-
-/// Where the store learns a bucket's versioning: the HTTP layer's directory of bucket settings
-/// (set when the handlers are wired), so that every write of every dialect (S3, /v1 PUT and
-/// POST, tus) is decided the same way. Without one, every bucket is unversioned. (An object,
-/// not a closure: a closure kept in a Mutex was wrapped in a new reabstraction thunk per read,
-/// until the stack overflowed.)
-public final class VersioningSource: Sendable {
-    private let lookup = Mutex<(any BucketVersioningLookup)?>(nil)
-
-    public init() {}
-
-    /// Answers each bucket's versioning with `lookup` from now on.
-    public func set(_ lookup: any BucketVersioningLookup) {
-        self.lookup.withLock { $0 = lookup }
-    }
-
-    /// The versioning of the bucket of `key` (its first segment).
-    public func versioning(of key: BlobKey) -> BucketVersioning {
-        guard let lookup = lookup.withLock({ $0 }) else { return .unversioned }
-        let raw = key.rawValue
-        return lookup.versioning(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
-    }
-
-    /// The Object Lock configuration of the bucket of `key`; nil without Object Lock.
-    public func objectLock(of key: BlobKey) -> ObjectLockConfiguration? {
-        guard let lookup = lookup.withLock({ $0 }) else { return nil }
-        let raw = key.rawValue
-        return lookup.objectLock(of: raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)])
-    }
-}
 
 /// Versions of keys in versioned buckets (see `VersionIndex`): deletes that leave a delete
 /// marker, removal of one version, reads and listings of versions. Writes keep the version they
@@ -56,7 +12,18 @@ public final class VersioningSource: Sendable {
 extension BlobStore {
     /// The versioning of the bucket of `key`.
     public func versioning(of key: BlobKey) -> BucketVersioning {
-        versioningSource.versioning(of: key)
+        settings.versioning(of: Self.bucket(of: key))
+    }
+
+    /// The Object Lock configuration of the bucket of `key`; nil without Object Lock.
+    public func objectLock(of key: BlobKey) -> ObjectLockConfiguration? {
+        settings.objectLock(of: Self.bucket(of: key))
+    }
+
+    /// The bucket of `key`: its first segment.
+    static func bucket(of key: BlobKey) -> Substring {
+        let raw = key.rawValue
+        return raw[..<(raw.firstIndex(of: "/") ?? raw.endIndex)]
     }
 
     /// The catalog's versions; every backend has them.
@@ -101,7 +68,7 @@ extension BlobStore {
     /// The Object Lock a new version of `record`'s key gets: the bucket's default retention,
     /// replaced by the one `asked` names (if it names a mode), with its legal hold.
     func lock(of record: BlobRecord, asked: ObjectLock?) -> ObjectLock {
-        var lock = versioningSource.objectLock(of: record.key)?.defaultLock(at: Int64(time(nil))) ?? record.lock
+        var lock = objectLock(of: record.key)?.defaultLock(at: Int64(time(nil))) ?? record.lock
         if let asked {
             if asked.mode != nil { (lock.mode, lock.retainUntil) = (asked.mode, asked.retainUntil) }
             if asked.legalHold { lock.legalHold = true }

@@ -1,6 +1,7 @@
 import BlobCatalog
 import BlobContent
 import BlobCore
+import BucketSettings
 import Logging
 
 import Synchronization
@@ -21,8 +22,8 @@ public final class BlobStore: Sendable {
     public let options: BlobStoreOptions
     /// The catalog the store was opened with (`migrate-index` reads it whole).
     public let catalog: Catalog
-    /// Each bucket's versioning, as the HTTP layer's bucket settings say.
-    public let versioningSource = VersioningSource()
+    /// The buckets' settings: the one way they are written, and the table writes and reads ask.
+    public let settings: BucketSettingsService
     let index: any BlobIndex
     /// Concurrent commits into `index`, one transaction a batch; each batch first fsyncs the
     /// folders of its files (`folderSync`).
@@ -51,8 +52,6 @@ public final class BlobStore: Sendable {
     let busyUploads = Mutex<[String: ClaimHolder]>([:])
     /// S3 parts being received, by `UPLOAD-NUMBER`.
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
-    /// The buckets' lifecycle rules in force (`setLifecycle`), which every read and commit asks.
-    let lifecycle = Mutex(LifecycleRules())
     /// The `LifecycleExpiration:Delete` event of a blob the sweep removes, if a subscription wants one.
     let expiryEvents = Mutex<(@Sendable (String, BlobKey) -> EventDraft?)?>(nil)
 
@@ -86,6 +85,12 @@ public final class BlobStore: Sendable {
         self.node = catalog.node
         let leftBehind = PendingWrites.leftBehind(in: nodeDirectory)
         self.pending = PendingWrites(folder: nodeDirectory, first: (leftBehind.last?.log ?? -1) + 1)
+        let owner = LaterStore()
+        self.settings = BucketSettingsService(access: catalog.access, buckets: catalog.buckets, logger: logger) { bucket in
+            owner.store?.restampExpiryInBackground(bucket: bucket)
+        }
+        owner.set(self)
+        try settings.reload()
         try recover(leftBehind)
         try reclaimOrphansUnlessStoppedCleanly()
     }
@@ -353,4 +358,20 @@ public final class BlobStore: Sendable {
     func path(ofVersion version: String) -> String {
         "\(directory)/blobs/\(BlobRecord.relativePath(of: version))"
     }
+}
+
+/// The store, for what is made before it and calls it later (its settings restamp through it);
+/// weak, so that it does not keep the store alive.
+final class LaterStore: Sendable {
+    private struct Reference {
+        weak var store: BlobStore?
+    }
+
+    private let reference = Mutex(Reference())
+
+    func set(_ store: BlobStore) {
+        reference.withLock { $0.store = store }
+    }
+
+    var store: BlobStore? { reference.withLock { $0.store } }
 }

@@ -4,6 +4,10 @@ import BlobS3
 import BlobStore
 import Logging
 import MicroHTTPD
+import Access
+import Observability
+import TusHooks
+import Webhooks
 
 /// The handlers of blobd's listeners, wired the one way the `blobd` executable and the
 /// in-process tests both use: the /v1 `BlobService` and the S3 `S3Service` over one store,
@@ -29,10 +33,14 @@ public final class BlobdHandlers: Sendable {
         public var hooks: HookSettings?
         /// Whether /ui/ serves the web page (`--no-ui` turns it off).
         public var webUI: Bool
+        /// The webhook targets events may go to, and this node's name in them.
+        public var events: EventRouter.Settings
 
         public init(version: String, node: String? = nil, uploadLifetime: Int64 = 24 * 3600, publicURL: String = "",
                     accessLog: AccessLog.Format? = nil, trustedProxies: [NetworkRange] = [], webUI: Bool = true,
-                    hooks: HookSettings? = nil, cors: CORSSettings = CORSSettings()) {
+                    hooks: HookSettings? = nil, cors: CORSSettings = CORSSettings(),
+                    events: EventRouter.Settings = EventRouter.Settings(targets: [], node: "blobd")) {
+            self.events = events
             self.cors = cors
             self.hooks = hooks
             self.webUI = webUI
@@ -54,6 +62,8 @@ public final class BlobdHandlers: Sendable {
     private let accessLog: AccessLog?
     private let cors: CORSSettings
     private let hooks: BlockingHooks?
+    /// Which changes the buckets' subscriptions want events of, for both dialects.
+    public let events: EventRouter
 
     public init(store: BlobStore, access: AccessPolicy, settings: Settings, logger: Logger) {
         self.store = store
@@ -63,17 +73,15 @@ public final class BlobdHandlers: Sendable {
         metrics = Metrics(version: settings.version, node: settings.node)
         accessLog = settings.accessLog.map { AccessLog(format: $0, proxies: TrustedProxies(settings.trustedProxies)) }
         hooks = settings.hooks.map { BlockingHooks($0, logger: logger) }
-        // Writes of every dialect follow the buckets' versioning settings.
-        store.versioningSource.set(access.directory)
+        events = EventRouter(store.settings)
+        events.configure(settings.events)
         v1 = BlobService(store: store, access: access, metrics: metrics, uploadLifetime: settings.uploadLifetime,
                          logger: logger, accessLog: accessLog, publicURL: settings.publicURL,
                          webUI: settings.webUI ? WebUI(version: settings.version, node: settings.node) : nil, hooks: hooks,
-                         cors: settings.cors)
-        // The store decides expiry with the buckets' lifecycle rules as the key directory reads them.
-        access.directory.onLifecycle { [store] rules in store.setLifecycle(rules) }
+                         events: events, cors: settings.cors)
         // Each blob the sweep removes gets its LifecycleExpiration:Delete event (DeleteMarkerCreated in a
         // versioned bucket), if a subscription wants it.
-        store.setExpiryEvents { [events = access.directory.events] name, key in
+        store.setExpiryEvents { [events] name, key in
             events.draft(name, key: key, principal: "blobd", dialect: "lifecycle")
         }
     }
@@ -81,6 +89,6 @@ public final class BlobdHandlers: Sendable {
     /// The S3 handler over the same store; made on demand, as only `--s3-listen` needs one
     /// (it starts its own commit threads).
     public func makeS3() -> S3Service {
-        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks, cors: cors)
+        S3Service(store: store, access: access, metrics: metrics, logger: logger, accessLog: accessLog, hooks: hooks, events: events, cors: cors)
     }
 }

@@ -1,5 +1,6 @@
 import BlobCatalog
 import BlobCore
+import BucketSettings
 import PostgresClient
 
 /// The index in PostgreSQL: keys, share links and anonymous grants (`AccessIndex`), shared by

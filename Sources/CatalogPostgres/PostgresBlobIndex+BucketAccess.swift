@@ -1,5 +1,6 @@
 import BlobCatalog
 import BlobCore
+import BucketSettings
 import PostgresClient
 
 /// The index in PostgreSQL: the buckets' access settings (canned ACLs and policies), part of the

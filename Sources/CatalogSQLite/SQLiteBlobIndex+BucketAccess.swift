@@ -1,5 +1,6 @@
 import BlobCatalog
 import BlobCore
+import BucketSettings
 import GRDB
 
 /// The index in SQLite: the buckets' access settings (canned ACLs and policies), part of the

@@ -1,5 +1,6 @@
 import BlobCatalog
 import BlobCore
+import BucketSettings
 import Foundation
 import GRDB
 

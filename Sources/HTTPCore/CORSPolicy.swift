@@ -1,4 +1,5 @@
 import MicroHTTPD
+import BlobStore
 
 /// `--cors-origin` (repeatable; `*` for any) and `--cors-allow-credentials`.
 public struct CORSSettings: Sendable, Equatable {
@@ -22,7 +23,7 @@ public struct CORSSettings: Sendable, Equatable {
 public final class CORSPolicy: Sendable {
     private let global: CORSConfiguration?
     private let allowCredentials: Bool
-    private let directory: KeyDirectory
+    private let settings: BucketSettingsService
 
     /// What every actual answer exposes besides the matched rule's `ExposeHeader`s.
     public static let exposedByDefault = [
@@ -33,21 +34,19 @@ public final class CORSPolicy: Sendable {
         "x-amz-checksum-crc64nvme", "x-amz-checksum-sha1", "x-amz-checksum-sha256", "x-amz-checksum-type",
     ]
     private static let exposedText = exposedByDefault.joined(separator: ", ")
-    /// The methods the global flags allow.
-    static let globalMethods = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"]
 
-    public init(_ settings: CORSSettings, directory: KeyDirectory) {
+    public init(_ settings: CORSSettings, buckets: BucketSettingsService) {
         allowCredentials = settings.allowCredentials
-        self.directory = directory
+        self.settings = buckets
         global = settings.origins.isEmpty ? nil : CORSConfiguration(global: settings.origins)
     }
 
     /// Whether any rule could apply anywhere: when false, answers are left as they are.
-    public var isActive: Bool { global != nil || directory.hasCORSRules }
+    public var isActive: Bool { global != nil || settings.hasCORSRules }
 
     /// Whether the rules of some bucket could differ from the global ones (so a share link's
     /// bucket is worth looking up).
-    public var hasBucketRules: Bool { directory.hasCORSRules }
+    public var hasBucketRules: Bool { settings.hasCORSRules }
 
     /// A CORS preflight: OPTIONS with `Origin` and `Access-Control-Request-Method`.
     public static func isPreflight(_ head: HTTPRequestHead) -> Bool {
@@ -56,7 +55,7 @@ public final class CORSPolicy: Sendable {
 
     /// The rules of a request on `bucket` (nil: on no bucket), and whether they are the bucket's.
     private func rules(bucket: String?) -> (rules: CORSConfiguration, isBucket: Bool)? {
-        if let bucket, directory.hasCORSRules, let rules = directory.corsRules(of: bucket) { return (rules, true) }
+        if let bucket, settings.hasCORSRules, let rules = settings.cors(of: bucket) { return (rules, true) }
         return global.map { ($0, false) }
     }
 
@@ -104,13 +103,5 @@ public final class CORSPolicy: Sendable {
         if pattern == "*" && !credentials { return [("Access-Control-Allow-Origin", "*")] }
         return [("Access-Control-Allow-Origin", origin), ("Access-Control-Allow-Credentials", "true")]
             .filter { credentials || $0.name != "Access-Control-Allow-Credentials" }
-    }
-}
-
-extension CORSConfiguration {
-    /// The one rule of the global flags: their origins, every method, any header, 10 minutes.
-    init(global origins: [String]) {
-        rules = [CORSRule(id: "global", allowedOrigins: origins, allowedMethods: CORSPolicy.globalMethods, allowedHeaders: ["*"],
-                          maxAgeSeconds: 600)]
     }
 }

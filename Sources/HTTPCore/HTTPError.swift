@@ -1,4 +1,5 @@
 import BlobStore
+import Observability
 
 /// Failures decided by the HTTP layer (the store's own failures are `StoreError`).
 public enum HTTPError: Error, Equatable, Sendable {
@@ -54,6 +55,18 @@ extension HTTPError: ClassifiedFailure {
         case .notImplemented: .notImplemented
         case .conflict: .conflict
         case .corsNotAllowed: .forbidden
+        }
+    }
+}
+
+extension AuthRefusal {
+    /// The refusal an error of the store or the HTTP layer is, nil if it is none.
+    public init?(_ error: any Error) {
+        switch error {
+        case HTTPError.unauthorized(let reason, _): self = reason
+        case HTTPError.forbidden: self = .forbidden
+        case StoreError.createOnly: self = .createOnly
+        default: return nil
         }
     }
 }

@@ -1,3 +1,4 @@
+import BlobCore
 import MicroHTTPD
 
 /// RFC 9112's framing rules, checked on every request head of every dialect before anything

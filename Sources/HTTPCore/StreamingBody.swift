@@ -1,5 +1,6 @@
 import BlobStore
 import MicroHTTPD
+import Observability
 
 /// The one consumer of a streamed request body, for every dialect (/v1 PUT and POST, tus PATCH,
 /// S3 PutObject and UploadPart). It takes the chunks libmicrohttpd hands over on the connection's

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HTTPCore
 import Foundation
+import OutboundHTTP
 
 /// Why a `blobd key` command failed, and its exit status: 1 when blobd refused the request,
 /// 2 for a usage error or no usable answer.

@@ -6,6 +6,8 @@ import Foundation
 import Logging
 import PostgresClient
 import MicroHTTPD
+import Access
+import Observability
 
 @main
 struct Blobd: ParsableCommand {

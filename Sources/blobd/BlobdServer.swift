@@ -2,6 +2,7 @@ import ArgumentParser
 import BlobdHandlers
 import HTTPCore
 import BlobStore
+import Webhooks
 import CatalogPostgres
 import CatalogSQLite
 import Dispatch
@@ -9,6 +10,8 @@ import Foundation
 import Logging
 import MicroHTTPD
 import PostgresClient
+import Access
+import Observability
 
 /// Starting, running and stopping the server process.
 enum BlobdServer {
@@ -18,7 +21,6 @@ enum BlobdServer {
         let logger = Logger(label: "blobd")
         let plan = configuration.bootstrapFile.map { loadBootstrap($0, targets: Set(configuration.webhookTargets.keys)) }
         let store = openStore(configuration, logger: logger)
-        access.directory.events.configure(.init(targets: Set(configuration.webhookTargets.keys), node: configuration.nodeID))
         openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
         let (server, s3Server, commitPools, metrics) = startServers(configuration, store: store, access: access, logger: logger)
@@ -79,24 +81,14 @@ enum BlobdServer {
     /// Applies the bootstrap plan (one transaction), then serves the catalog's keys.
     private static func openKeys(_ store: BlobStore, access: AccessPolicy, bootstrap plan: BootstrapPlan?, logger: Logger) {
         do throws(StoreError) {
-            // The buckets whose lifecycle rules the plan changes: their blobs get new deadlines.
-            var changedLifecycle: [String] = []
             if let plan {
-                let stored = try store.catalog.access.bucketAccess()
-                refuseSuspendingLockedBuckets(plan, stored: stored)
-                let before = stored.filter { $0.name == .lifecycle }
-                changedLifecycle = plan.settings.filter { setting in
-                    setting.name == .lifecycle && !before.contains { $0.bucket == setting.bucket && $0.value == setting.value }
-                }.map(\.bucket)
-                try store.catalog.access.applyBootstrap(plan)
+                refuseSuspendingLockedBuckets(plan, stored: try store.catalog.access.bucketAccess())
+                // The buckets whose lifecycle rules it changes get their blobs' new deadlines.
+                try store.settings.apply(plan)
                 logger.info("Bootstrap applied", metadata: ["buckets.count": .stringConvertible(plan.buckets.count),
                                                             "keys.count": .stringConvertible(plan.keys.count)])
             }
-            try access.directory.attach(store.catalog.access)
-            // A bootstrap file's lifecycle rules: in force at once, and the blobs of the buckets
-            // whose rules it changed stamped with their deadlines.
-            store.setLifecycle(access.directory.lifecycle)
-            for bucket in changedLifecycle { store.restampExpiryInBackground(bucket: bucket) }
+            try access.directory.attach(store.catalog.access, settings: store.settings)
         } catch StoreError.keyConflict(let detail) {
             Announcement.write("blobd: --bootstrap: another key has the \(detail); nothing was applied", level: .critical)
             exit(badBootstrapStatus)
@@ -135,7 +127,8 @@ enum BlobdServer {
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
             accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
             trustedProxies: configuration.trustedProxies, webUI: !configuration.noUI, hooks: configuration.hooks,
-            cors: configuration.cors), logger: logger)
+            cors: configuration.cors, events: EventRouter.Settings(targets: Set(configuration.webhookTargets.keys),
+                                                                   node: configuration.nodeID)), logger: logger)
         let metrics = handlers.metrics
         func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,

@@ -2,6 +2,7 @@ import BlobS3
 import BlobStore
 import Foundation
 import HTTPCore
+import Access
 
 /// `--bootstrap FILE`: buckets, keys with the secrets the file gives, and anonymous grants,
 /// applied at every start before blobd listens, in one transaction; applying the same file

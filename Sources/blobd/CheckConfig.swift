@@ -2,6 +2,7 @@ import ArgumentParser
 import HTTPCore
 import Foundation
 import PostgresClient
+import Access
 
 /// `blobd check-config [flags]`: what `blobd [flags]` would run with, checked without starting,
 /// as `nginx -t` does. It takes every flag of `blobd serve` and reads the same `BLOBD_*`

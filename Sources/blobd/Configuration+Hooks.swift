@@ -1,4 +1,6 @@
 import HTTPCore
+import OutboundHTTP
+import TusHooks
 
 extension Serve {
     /// --hook-url, --hook-events, --hook-timeout, --hook-forward-credentials: nil without a hook

@@ -2,6 +2,8 @@ import HTTPCore
 import BlobStore
 import Foundation
 import PostgresClient
+import TusHooks
+import Observability
 
 /// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.
 struct Configuration: Sendable {

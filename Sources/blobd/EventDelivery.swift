@@ -4,6 +4,8 @@ import Foundation
 import HTTPCore
 import Logging
 import Synchronization
+import Observability
+import OutboundHTTP
 
 /// The delivery loop of one node (DESIGN.md §6): on a thread of its own, it claims due events
 /// from the outbox with a lease, POSTs each to its webhook with a stable `webhook-id` (the

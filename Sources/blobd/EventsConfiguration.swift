@@ -1,6 +1,7 @@
 import BlobStore
 import Foundation
 import HTTPCore
+import OutboundHTTP
 
 /// A webhook target: `--notify-webhook NAME=URL`, signed when `--notify-secret NAME=whsec_...`
 /// gives it a secret (Standard Webhooks).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HTTPCore
 import Foundation
+import OutboundHTTP
 
 /// `blobd key ...`: keys made, listed, changed and revoked at run time through a running
 /// blobd's `/v1/admin/keys`.

@@ -1,7 +1,9 @@
+import BlobCore
 import HTTPCore
 import Foundation
 import Logging
 import Synchronization
+import Observability
 
 /// A log handler that keeps its own metadata (the logger's), to which each event's is added.
 protocol MetadataKeepingLogHandler: LogHandler {

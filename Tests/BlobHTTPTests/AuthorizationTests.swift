@@ -3,6 +3,7 @@ import Foundation
 import MicroHTTPD
 import Testing
 @testable import HTTPCore
+@testable import Access
 
 /// Bearer tokens become a principal with grants, and one function decides what it may do.
 @Suite struct AuthorizationTests {

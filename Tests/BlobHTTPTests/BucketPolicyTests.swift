@@ -3,6 +3,7 @@ import BlobStore
 import Foundation
 import Testing
 @testable import HTTPCore
+@testable import Access
 
 /// Bucket policies of the common public shape become grants; every other element is refused,
 /// naming it; canned ACLs become anonymous or authenticated grants.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Testing
+import OutboundHTTP
 
 /// `HTTPConnection` (the event deliveries' client) against a real TCP server in Python that
 /// answers by path and counts the connections it accepted: a kept connection carries the next

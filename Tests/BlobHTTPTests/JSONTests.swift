@@ -1,3 +1,4 @@
+import BlobCore
 import Foundation
 import Testing
 @testable import BlobAPIv1

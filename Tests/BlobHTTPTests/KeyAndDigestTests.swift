@@ -2,6 +2,7 @@ import BlobStore
 import Testing
 @testable import BlobAPIv1
 @testable import HTTPCore
+@testable import Access
 
 @Suite struct KeyDecodingTests {
     func key(_ raw: String) throws -> BlobKey {

@@ -1,5 +1,6 @@
 import HTTPCore
 import Testing
+import Observability
 
 /// `/metrics`' free-space gauges (issue 35, item 19), rendered from the values given.
 @Suite struct MetricsTests {

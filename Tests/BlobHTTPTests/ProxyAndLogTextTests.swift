@@ -2,6 +2,7 @@ import MicroHTTPD
 import Testing
 @testable import BlobAPIv1
 @testable import HTTPCore
+@testable import Observability
 
 /// Issue 20 items 7 and 18, below the end-to-end tests: CIDR matching, the forwarded chain,
 /// text-log escaping and the framing checks that need no socket.

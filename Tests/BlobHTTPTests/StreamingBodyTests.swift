@@ -1,6 +1,7 @@
 import BlobStore
 import Testing
 @testable import HTTPCore
+@testable import Observability
 
 /// What `StreamingBody` does without a connection: the first failure is latched and every later
 /// chunk is dropped unwritten; a body is counted in flight until it is dropped.

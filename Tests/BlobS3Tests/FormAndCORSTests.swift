@@ -1,3 +1,4 @@
+import BucketSettings
 import HTTPCore
 import Testing
 @testable import BlobS3

@@ -2,6 +2,7 @@ import HTTPCore
 import BlobStore
 import Testing
 @testable import BlobS3
+import Observability
 
 /// The S3 error map is one exhaustive switch: a client's fault is never an InternalError, and
 /// the server's own faults never show their detail.

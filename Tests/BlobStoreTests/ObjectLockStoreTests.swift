@@ -6,17 +6,17 @@ import Testing
 /// commit, and `check(repair:)` reports a damaged locked version without dropping or moving it.
 @Suite struct ObjectLockStoreTests {
     /// `locked` is versioned with a COMPLIANCE default of one day; `plain` is versioned only.
-    final class Buckets: BucketVersioningLookup {
-        func versioning(of bucket: Substring) -> BucketVersioning { bucket == "locked" || bucket == "plain" ? .enabled : .unversioned }
-        func objectLock(of bucket: Substring) -> ObjectLockConfiguration? {
-            bucket == "locked" ? ObjectLockConfiguration(defaultMode: .compliance, days: 1) : nil
-        }
+    static func makeBuckets(_ store: BlobStore) throws {
+        _ = try store.settings.create(Bucket(name: "locked", created: 1),
+                                      with: BucketAccessSetting.objectLock("locked", ObjectLockConfiguration(defaultMode: .compliance, days: 1)))
+        _ = try store.settings.create(Bucket(name: "plain", created: 1),
+                                      with: [BucketAccessSetting(bucket: "plain", name: .versioning, value: "Enabled")])
     }
 
     @Test func defaultRetentionAndRepair() throws {
         let dir = TempDirectory()
         let store = try BlobStore(directory: dir.path)
-        store.versioningSource.set(Buckets())
+        try Self.makeBuckets(store)
         let before = Int64(time(nil))
         let locked = try store.put(Array("keep".utf8), as: "locked/k").record
         let plain = try store.put(Array("free".utf8), as: "plain/k").record
@@ -45,7 +45,7 @@ import Testing
             upload = try store.createMultipart(key: try BlobKey("locked/mp"), attributes: BlobAttributes(), lifetime: 3_600, lock: asked)
         }
         let store = try BlobStore(directory: dir.path)
-        store.versioningSource.set(Buckets())
+        try Self.makeBuckets(store)
         let reread = try store.multipart(upload.id, key: upload.key)
         #expect(reread.lock == asked)
         let part = try store.beginPart(of: reread, number: 1, expectedSize: 4, expectedSHA256: nil)

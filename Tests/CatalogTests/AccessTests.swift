@@ -1,3 +1,4 @@
+import BucketSettings
 import Foundation
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+import BucketSettings
 import Foundation
 import Testing
 @testable import BlobStore

@@ -6,6 +6,7 @@ import Foundation
 import LiveBlobd
 import Logging
 import MicroHTTPD
+import Access
 
 /// Where a test's blobd runs: its handlers called in this process, or the built binary.
 public enum Mode: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -87,7 +88,7 @@ public final class TestServer: Sendable {
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
             // Each change reloads the directory on this node; one node needs no polling.
-            try access.directory.attach(store.catalog.access, polling: 3600)
+            try access.directory.attach(store.catalog.access, settings: store.settings, polling: 3600)
             self.access = access
             let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test", webUI: settings.webUI),
                                          logger: logger)

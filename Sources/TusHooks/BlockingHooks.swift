@@ -2,6 +2,8 @@ import BlobStore
 import Foundation
 import Logging
 import MicroHTTPD
+import HTTPCore
+import OutboundHTTP
 
 /// A blocking hook's moment, named as tusd names it.
 public enum HookEvent: String, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 import BlobStore
 import MicroHTTPD
+import HTTPCore
 
 /// Who makes a request, once its credential checked out: every dialect's authenticator yields
 /// one, with its grants, and `Grants.permits` decides what it may do.

@@ -1,3 +1,4 @@
+import BlobCore
 import MicroHTTPD
 
 #if canImport(Glibc)

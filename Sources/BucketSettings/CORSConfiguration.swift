@@ -1,3 +1,4 @@
+import BlobCore
 import Foundation
 
 /// One CORS rule of a bucket, with S3's semantics: an origin pattern may hold one `*`, and so
@@ -157,5 +158,16 @@ public struct CORSConfiguration: Sendable, Equatable {
         guard let star = p.firstIndex(of: UInt8(ascii: "*")) else { return p.elementsEqual(t) }
         let prefix = p[..<star], suffix = p[p.index(after: star)...]
         return t.count >= prefix.count + suffix.count && t.starts(with: prefix) && t.reversed().starts(with: suffix.reversed())
+    }
+}
+
+extension CORSConfiguration {
+    /// The methods the global flags (`--cors-origin`) allow.
+    public static let globalMethods = ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE", "OPTIONS"]
+
+    /// The one rule of the global flags: their origins, every method, any header, 10 minutes.
+    public init(global origins: [String]) {
+        rules = [CORSRule(id: "global", allowedOrigins: origins, allowedMethods: Self.globalMethods, allowedHeaders: ["*"],
+                          maxAgeSeconds: 600)]
     }
 }

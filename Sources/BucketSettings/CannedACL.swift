@@ -1,4 +1,3 @@
-import BlobStore
 import BlobCore
 
 /// An S3 canned ACL that blobd keeps (API contract v1.2, S3 access settings): each becomes

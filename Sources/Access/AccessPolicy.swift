@@ -8,6 +8,8 @@ import Glibc
 #endif
 import MicroHTTPD
 import Synchronization
+import HTTPCore
+import Observability
 
 /// Who may do what: bearer tokens and S3 keys from a tokens file, each with grants, and the
 /// grants of callers without a credential. Without a tokens file every request is allowed. The

@@ -19,16 +19,6 @@ public enum AuthRefusal: String, Sendable, CaseIterable {
     /// The key exists and the credential may only create (grant `create`).
     case createOnly = "create_only"
 
-    /// The refusal an error of the store or the HTTP layer is, nil if it is none.
-    public init?(_ error: any Error) {
-        switch error {
-        case HTTPError.unauthorized(let reason, _): self = reason
-        case HTTPError.forbidden: self = .forbidden
-        case StoreError.createOnly: self = .createOnly
-        default: return nil
-        }
-    }
-
     /// The dialects `blobd_auth_refusals_total` counts, each with every reason (0 until one).
     public enum Dialect: String, Sendable, CaseIterable {
         case v1, s3

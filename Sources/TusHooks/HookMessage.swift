@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import HTTPCore
 
 /// tusd's hook request and response JSON (github.com/tus/tusd/v2/pkg/hooks: HookRequest,
 /// HookResponse), as blobd writes and reads them.

@@ -1,3 +1,4 @@
+import BlobCore
 import MicroHTTPD
 
 /// The access log: one line per request, formatted straight into bytes (no metadata dictionary,
