@@ -91,17 +91,3 @@ public protocol CatalogTransaction {
     /// True if this transaction may run an expiry sweep: no other node's transaction runs one.
     func claimSweep() throws(Failure) -> Bool
 }
-
-/// A noncurrent version and the number of its row.
-public struct VersionRow: Sendable, Equatable {
-    /// The row's number: rows of a key are made in `seq` order.
-    public var seq: Int64
-    /// The version (never latest as it comes from a backend; the decisions set that).
-    public var version: BlobVersion
-
-    /// Row `seq` holding `version`.
-    public init(seq: Int64, version: BlobVersion) {
-        self.seq = seq
-        self.version = version
-    }
-}

@@ -7,14 +7,6 @@ import PostgresClient
 /// the current records (`blobs`), for versioned buckets (see `VersionIndex`, written once over
 /// `PostgresCatalogTransaction` in BlobCatalog).
 extension PostgresBlobIndex: VersionIndex {
-    /// The columns a version keeps, the same in `blobs` and `blob_versions` (listed here, not
-    /// taken from the row codec, so that a column `blobs` alone gains needs no copy here).
-    static let versionColumns = [
-        "key", "version", "size", "sha256", "content_type", "modified", "cache_control", "content_disposition", "content_encoding",
-        "expires", "user_metadata", "md5", "parts", "checksum", "part_sizes", "content_language", "part_checksums", "versioned",
-        "ttl_expires", "expires_at", "lock_mode", "lock_until", "legal_hold",
-    ].joined(separator: ", ")
-
     static let versionsSchema = """
         ALTER TABLE blobs ADD COLUMN versioned boolean NOT NULL DEFAULT false;
         CREATE TABLE blob_versions (

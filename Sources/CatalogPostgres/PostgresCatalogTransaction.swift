@@ -88,7 +88,7 @@ public final class PostgresCatalogTransaction: CatalogTransaction {
     // MARK: Noncurrent versions and delete markers
 
     public func archiveCurrent(_ key: BlobKey, sweepAt: Int64?) throws(PostgresError) {
-        let columns = PostgresBlobIndex.versionColumns
+        let columns = VersionRow.columns
         try connection.execute("INSERT INTO blob_versions (\(columns), sweep_at) SELECT \(columns), $2 FROM blobs WHERE key = $1",
                                [.bytes(key.bytes), sweepAt.map { .int($0) } ?? .null])
     }
@@ -134,7 +134,7 @@ public final class PostgresCatalogTransaction: CatalogTransaction {
     }
 
     public func promote(_ row: VersionRow) throws(PostgresError) {
-        let columns = PostgresBlobIndex.versionColumns
+        let columns = VersionRow.columns
         try connection.execute("INSERT INTO blobs (\(columns)) SELECT \(columns) FROM blob_versions WHERE seq = $1", [.int(row.seq)])
         try deleteNoncurrent(row.seq)
         locked[row.version.record.key] = nil
@@ -222,7 +222,7 @@ public final class PostgresCatalogTransaction: CatalogTransaction {
 
     // MARK: Rows
 
-    static let selectVersion = "SELECT seq, \(PostgresBlobIndex.versionColumns), delete_marker FROM blob_versions"
+    static let selectVersion = "SELECT seq, \(VersionRow.columns), delete_marker FROM blob_versions"
 
     private static func versionRow(from row: PostgresRow) -> VersionRow? {
         guard let seq = row.int("seq"), let version = PostgresBlobIndex.version(from: row) else { return nil }

@@ -49,7 +49,7 @@ public struct SQLiteCatalogTransaction: CatalogTransaction {
 
     public func archiveCurrent(_ key: BlobKey, sweepAt: Int64?) throws {
         // A cached statement: a versioned bucket's every overwrite runs it.
-        let columns = SQLiteBlobIndex.versionColumns
+        let columns = VersionRow.columns
         try db.cachedStatement(sql: "INSERT INTO blob_versions (\(columns), sweep_at) SELECT \(columns), ? FROM blobs WHERE key = ?")
             .execute(arguments: [sweepAt, Data(key.bytes)])
     }
@@ -98,7 +98,7 @@ public struct SQLiteCatalogTransaction: CatalogTransaction {
     }
 
     public func promote(_ row: VersionRow) throws {
-        let columns = SQLiteBlobIndex.versionColumns
+        let columns = VersionRow.columns
         try db.execute(sql: "INSERT INTO blobs (\(columns)) SELECT \(columns) FROM blob_versions WHERE seq = ?", arguments: [row.seq])
         try deleteNoncurrent(row.seq)
     }
