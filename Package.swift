@@ -137,6 +137,7 @@ let package = Package(
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).
         .testTarget(name: "CatalogTests", dependencies: [
             "BlobStore", "CatalogSQLite", "CatalogPostgres", "PostgresClient", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
     ],
     swiftLanguageModes: [.v6]

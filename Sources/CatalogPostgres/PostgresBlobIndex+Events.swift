@@ -21,9 +21,8 @@ extension PostgresBlobIndex: EventOutbox {
     /// One row per target of `draft`, in the caller's transaction, after the key's row is
     /// locked: the id drawn at the insert (the message's sequencer, filled in when the row is
     /// read) grows per key. `facts` are the draft's, made already, if it has them.
-    static func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord,
+    static func insertEvents(_ draft: EventDraft, facts: [EventFacts], for record: BlobRecord,
                              in connection: PostgresConnection) throws(PostgresError) {
-        let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for (target, fact) in zip(draft.targets, facts) {
             try connection.execute("""

@@ -17,13 +17,6 @@ extension PostgresBlobIndex {
         }
     }
 
-    /// Records replaced or removed versions, whose files go after the grace period.
-    static func addGarbage(_ versions: [String], in connection: PostgresConnection) throws(PostgresError) {
-        guard !versions.isEmpty else { return }
-        try connection.execute("INSERT INTO garbage (version, since) SELECT unnest($1::text[]), $2 ON CONFLICT (version) DO NOTHING",
-                               [.textArray(versions), .int(Int64(time(nil)))])
-    }
-
     /// Versions replaced or removed at least `grace` seconds ago, up to `limit`, if this node
     /// holds the cluster's reclaim lock (a transaction-level advisory lock); `remove` unlinks
     /// each file, after which its row goes. Returns how many were reclaimed; 0 when another
@@ -36,7 +29,7 @@ extension PostgresBlobIndex {
                 let due = try connection.execute("""
                     SELECT version FROM garbage WHERE since <= $1 AND NOT EXISTS (SELECT 1 FROM blobs WHERE blobs.version = garbage.version)
                     ORDER BY since LIMIT $2
-                    """, [.int(Int64(time(nil)) - grace), .int(Int64(limit))]).rows.compactMap { $0.text("version") }
+                    """, [.int(clock.seconds - grace), .int(Int64(limit))]).rows.compactMap { $0.text("version") }
                 for version in due {
                     remove(version)
                     try connection.execute("DELETE FROM garbage WHERE version = $1", [.text(version)])

@@ -25,7 +25,7 @@ extension PostgresBlobIndex {
                     let open = try connection.execute("""
                         SELECT (SELECT COUNT(*) FROM uploads WHERE owner = $1 AND completed_key IS NULL AND expires > $2)
                              + (SELECT COUNT(*) FROM multipart_uploads WHERE owner = $1 AND completed_etag IS NULL AND expires > $2) AS n
-                        """, [.text(owner), .int(Int64(time(nil)))]).rows.first?.int("n") ?? 0
+                        """, [.text(owner), .int(clock.seconds)]).rows.first?.int("n") ?? 0
                     if open >= Int64(limit) { return true }
                 }
                 try insert(connection)

@@ -13,18 +13,23 @@ import PostgresClient
 /// it, and only then is the row written. A batch of commits (`GroupCommit` gathers a node's
 /// concurrent commits) shares a transaction; with `synchronous_commit` on, COMMIT returns once
 /// the WAL is flushed.
-public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SharedBookkeeping {
+public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SharedBookkeeping, CatalogBackend {
     let pool: PostgresPool
+    /// Where the catalog's decisions read the time of day.
+    public let clock: WallClock
     /// Concurrent point reads share round trips (see `ReadBatch`: a read still sees every
     /// commit acknowledged before it began).
     private let reads: ReadBatch
     /// Where rows whose key fails validation are reported.
     let invalidKeys: InvalidKeyRows
 
-    /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections.
-    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index"))) throws(StoreError) {
+    /// Connects to `url` (creating or upgrading the schema) with up to `connections` connections;
+    /// `clock` is where its decisions read the time of day.
+    public init(url: String, connections: Int, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
+                clock: WallClock = .system) throws(StoreError) {
         let pool = PostgresPool(url: url, size: connections)
         self.pool = pool
+        self.clock = clock
         self.invalidKeys = invalidKeys
         reads = ReadBatch(maxInFlight: 2) { keys throws(StoreError) in
             do throws(PostgresError) {
@@ -53,79 +58,10 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
     /// in opposite orders deadlock, which PostgreSQL detects (40P01), and the transaction runs
     /// again (`PostgresPool.transaction`), deciding every condition again.
     public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
-        try run { () throws(PostgresError) in
-            try pool.transaction { connection throws(PostgresError) in
-                var current = try Self.fetchForUpdate(Set(batch.map(\.record.key)).sorted(), in: connection)
-                var garbage: [String] = []
-                let results = try batch.map { request throws(PostgresError) in
-                    try Self.apply(request, current: &current, garbage: &garbage, in: connection)
-                }
-                try Self.addGarbage(garbage, in: connection)
-                return results
-            }
+        try writing { transaction throws(PostgresError) in
+            try transaction.lockCurrent(Set(batch.map(\.record.key)).sorted())
+            return try batch.map { request throws(PostgresError) in try transaction.apply(request, now: clock.seconds) }
         }
-    }
-
-    /// One commit inside the batch's transaction, decided against `current` (the locked rows,
-    /// updated as the batch goes); the version it replaces joins `garbage`. The condition is
-    /// evaluated once per attempt: a retried transaction (serialization failure) evaluates it
-    /// again against what is there then.
-    private static func apply(_ request: CommitRequest, current: inout [BlobKey: BlobRecord], garbage: inout [String],
-                              in connection: PostgresConnection) throws(PostgresError) -> Result<IndexCommit, StoreError> {
-        let record = request.record
-        var existing = current[record.key]
-        let condition = request.condition
-        let now = Int64(time(nil))
-        if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
-        if existing == nil {
-            // A suspended bucket's new `null` version replaces a noncurrent one; a delete marker
-            // it goes over stops being current.
-            if condition.versioning != .unversioned { try replace(nil, key: record.key, under: condition, garbage: &garbage, in: connection) }
-            let inserted = try connection.execute(PostgresBlobRow.insert, PostgresBlobRow.values(record))
-            if inserted.affected == 1 {
-                try complete(request, in: connection)
-                current[record.key] = record
-                return .success(.created)
-            }
-            // Another node created the key meanwhile: decide again against its row.
-            existing = try fetchForUpdate([record.key], in: connection)[record.key]
-            if let failure = condition.failure(for: existing?.unexpired(now: now)) { return .failure(failure) }
-        }
-        guard let previous = existing else { return .failure(.preconditionFailed) }
-        // A version this write would make garbage may be under Object Lock.
-        if !condition.versioning.keeps(previous), let failure = condition.lockFailure(removing: previous, at: now) { return .failure(failure) }
-        if condition.versioning == .unversioned {
-            garbage.append(previous.version)
-        } else {
-            try replace(previous, key: record.key, under: condition, garbage: &garbage, in: connection)
-        }
-        try connection.execute(PostgresBlobRow.update, PostgresBlobRow.values(record))
-        try complete(request, in: connection)
-        current[record.key] = record
-        return .success(.replaced(previous: previous))
-    }
-
-    private static func complete(_ request: CommitRequest, in connection: PostgresConnection) throws(PostgresError) {
-        if let events = request.events { try insertEvents(events, facts: request.facts, for: request.record, in: connection) }
-        guard let upload = request.completingUpload else { return }
-        try connection.execute("UPDATE uploads SET completed_key = $1, \"offset\" = $2 WHERE id = $3",
-                               [.bytes(request.record.key.bytes), .int(Int64(request.record.size)), .text(upload)])
-    }
-
-    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
-        let result: Result<BlobRecord, StoreError> = try run { () throws(PostgresError) in
-            try pool.transaction { connection throws(PostgresError) in
-                guard let current = try Self.fetchForUpdate([key], in: connection)[key] else { return .failure(.notFound) }
-                if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: Int64(time(nil))) {
-                    return .failure(failure)
-                }
-                try connection.execute("DELETE FROM blobs WHERE key = $1", [.bytes(key.bytes)])
-                try Self.addGarbage([current.version], in: connection)
-                if let events { try Self.insertEvents(events, for: current, in: connection) }
-                return .success(current)
-            }
-        }
-        return try result.get()
     }
 
     public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
@@ -199,6 +135,28 @@ public final class PostgresBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multi
 
     func execute(_ sql: String, _ parameters: [PostgresValue]) throws(StoreError) {
         _ = try rows(sql, parameters)
+    }
+
+    /// A transaction as the catalog's decisions see it; the garbage they gathered is recorded
+    /// before it commits.
+    public func writing<T>(_ body: (PostgresCatalogTransaction) throws(PostgresError) -> T) throws(StoreError) -> T {
+        try run { () throws(PostgresError) in
+            try pool.transaction { connection throws(PostgresError) in
+                let transaction = PostgresCatalogTransaction(connection, index: self, locking: true)
+                let result = try body(transaction)
+                try transaction.recordGarbage()
+                return result
+            }
+        }
+    }
+
+    /// Reads on one connection, without locks, as the catalog's decisions see them.
+    public func reading<T>(_ body: (PostgresCatalogTransaction) throws(PostgresError) -> T) throws(StoreError) -> T {
+        try run { () throws(PostgresError) in
+            try pool.withConnection { connection throws(PostgresError) in
+                try body(PostgresCatalogTransaction(connection, index: self, locking: false))
+            }
+        }
     }
 
     func transaction(_ body: (PostgresConnection) throws(PostgresError) -> Void) throws(StoreError) {

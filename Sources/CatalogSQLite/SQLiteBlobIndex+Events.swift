@@ -42,7 +42,7 @@ extension SQLiteBlobIndex: EventOutbox {
     /// `write`, which publishes it to `freshEvents` when it commits); `facts` are the draft's,
     /// made already (`CommitRequest.facts`), if it has them.
     func insertEvents(_ draft: EventDraft, facts: [EventFacts]? = nil, for record: BlobRecord, in db: Database) throws {
-        let facts = facts ?? draft.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000))
+        let facts = facts ?? draft.facts(for: record, millis: clock.milliseconds)
         let bucket = EventDraft.bucket(of: record.key).map(String.init) ?? ""
         for (target, fact) in zip(draft.targets, facts) {
             let id = freshEvents.takeID()

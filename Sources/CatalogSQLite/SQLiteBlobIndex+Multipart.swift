@@ -20,7 +20,7 @@ extension SQLiteBlobIndex {
             if let owner, limit > 0, let open = try Int.fetchOne(db, sql: """
                 SELECT (SELECT COUNT(*) FROM uploads WHERE owner = ?1 AND completed_key IS NULL AND expires > ?2)
                      + (SELECT COUNT(*) FROM multipart_uploads WHERE owner = ?1 AND completed_etag IS NULL AND expires > ?2)
-                """, arguments: [owner, Int64(time(nil))]), open >= limit {
+                """, arguments: [owner, clock.seconds]), open >= limit {
                 return true
             }
             try insert(db)

@@ -9,8 +9,10 @@ import Synchronization
 
 /// The index in one SQLite file (WAL mode, `synchronous = FULL`: every commit fsyncs the WAL,
 /// so it is durable when it returns), through GRDB.
-public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SoloBookkeeping {
+public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, MultipartIndex, SoloBookkeeping, CatalogBackend {
     let pool: DatabasePool
+    /// Where the catalog's decisions read the time of day.
+    public let clock: WallClock
     /// Buckets known to exist, by name, with a generation that every removal bumps: every S3
     /// PUT and failed GET checks its bucket, and this is the only process writing the file.
     let knownBuckets = Mutex((names: [String: Bucket](), generation: 0))
@@ -33,10 +35,12 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// The never-tried events this process wrote, for the delivery loop's claims.
     let freshEvents: FreshEvents
 
-    /// Opens (creating if needed) the index at `path`; `freshEventCapacity` bounds `freshEvents`.
+    /// Opens (creating if needed) the index at `path`; `freshEventCapacity` bounds `freshEvents`,
+    /// and `clock` is where its decisions read the time of day.
     public init(path: String, invalidKeys: InvalidKeyRows = InvalidKeyRows(logger: Logger(label: "blobd.index")),
-                freshEventCapacity: Int = 16_384) throws(StoreError) {
+                freshEventCapacity: Int = 16_384, clock: WallClock = .system) throws(StoreError) {
         self.invalidKeys = invalidKeys
+        self.clock = clock
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             // Hot records live in CachedBlobIndex; SQLite needs only a small page cache.
@@ -74,9 +78,9 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
     /// whose files are gone. Each request is decided against the rows as the batch's earlier
     /// requests left them.
     public func commit(_ batch: [CommitRequest]) throws(StoreError) -> [Result<IndexCommit, StoreError>] {
-        try write { db in
-            try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: db)
-            return try batch.map { request in try apply(request, in: db) }
+        try writing { transaction in
+            try Self.pruneGarbage(collected.withLock { $0.removeAllReturning() }, in: transaction.db)
+            return try batch.map { request in try transaction.apply(request, now: clock.seconds) }
         }
     }
 
@@ -96,41 +100,6 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
             return true
         }
         if due { _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) } }
-    }
-
-    private func apply(_ request: CommitRequest, in db: Database) throws -> Result<IndexCommit, StoreError> {
-        let record = request.record
-        let current = try Self.fetch(record.key, in: db)
-        if let failure = request.condition.failure(for: current?.unexpired(now: Int64(time(nil)))) { return .failure(failure) }
-        // A version this write would make garbage may be under Object Lock.
-        if let current, !request.condition.versioning.keeps(current),
-           let failure = request.condition.lockFailure(removing: current, at: Int64(time(nil))) { return .failure(failure) }
-        if request.condition.versioning == .unversioned {
-            if let current { try Self.addGarbage(current.version, in: db) }
-        } else {
-            try Self.replace(current, key: record.key, under: request.condition, in: db)
-        }
-        try db.cachedStatement(sql: SQLiteBlobRow.upsert).execute(arguments: SQLiteBlobRow.arguments(record))
-        if let upload = request.completingUpload {
-            try db.cachedStatement(sql: "UPDATE uploads SET completed_key = ?, offset = ? WHERE id = ?")
-                .execute(arguments: [Data(record.key.bytes), Int64(record.size), upload])
-        }
-        if let events = request.events { try insertEvents(events, facts: request.facts, for: record, in: db) }
-        return .success(current.map { .replaced(previous: $0) } ?? .created)
-    }
-
-    public func remove(_ key: BlobKey, if condition: WriteCondition, events: EventDraft?) throws(StoreError) -> BlobRecord {
-        let result: Result<BlobRecord, StoreError> = try write { db in
-            guard let current = try Self.fetch(key, in: db) else { return .failure(.notFound) }
-            if let failure = condition.failure(for: current) ?? condition.lockFailure(removing: current, at: Int64(time(nil))) {
-                return .failure(failure)
-            }
-            try db.cachedStatement(sql: "DELETE FROM blobs WHERE key = ?").execute(arguments: [Data(key.bytes)])
-            try Self.addGarbage(current.version, in: db)
-            if let events { try insertEvents(events, for: current, in: db) }
-            return .success(current)
-        }
-        return try result.get()
     }
 
     public func list(prefix: [UInt8], after: [UInt8]?, limit: Int) throws(StoreError) -> [BlobRecord] {
@@ -182,6 +151,16 @@ public final class SQLiteBlobIndex: BlobIndex, UploadIndex, BucketIndex, Multipa
                 }
             }
         }
+    }
+
+    /// `write`, as the catalog's decisions see it.
+    public func writing<T>(_ body: (SQLiteCatalogTransaction) throws -> T) throws(StoreError) -> T {
+        try write { db in try body(SQLiteCatalogTransaction(db: db, index: self)) }
+    }
+
+    /// A read on the pool's snapshot, as the catalog's decisions see it.
+    public func reading<T>(_ body: (SQLiteCatalogTransaction) throws -> T) throws(StoreError) -> T {
+        try run { try pool.read { db in try body(SQLiteCatalogTransaction(db: db, index: self)) } }
     }
 
     /// A write transaction whose commit does not wait for the disk (`synchronous = NORMAL`), for

@@ -14,7 +14,7 @@ typealias Catalog = BlobIndex & BucketIndex & UploadIndex & MultipartIndex & Acc
 /// suite by being added to `all`.
 struct Backend: Sendable, CustomTestStringConvertible {
     let name: String
-    /// A new, empty catalog of its own.
+    /// A new, empty catalog of its own, opened as production opens it (`OpenedCatalog`).
     let open: @Sendable () throws -> any Catalog
     /// A catalog whose storage was made by the backend's first schema version only, holding
     /// what it returns as that version stored it, then opened (and so migrated) by today's code.
@@ -35,7 +35,8 @@ struct Backend: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    static let all: [Backend] = [.sqlite] + (TestPostgres.isInstalled ? [.postgres] : [])
+    /// PostgreSQL whether or not it can start here: a test that cannot start it fails.
+    static let all: [Backend] = [.sqlite, .postgres]
     /// The backends several nodes share.
     static var shared: [Backend] { all.filter { $0.openNodes != nil } }
     /// The backends whose garbage the cluster shares, with claims on uploads.
@@ -71,20 +72,20 @@ struct ClusterBookkeeping: Sendable {
     })
 
     private static func postgres(_ catalog: any Catalog) throws -> PostgresBlobIndex {
-        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex: \(type(of: catalog))") }
+        guard let index = backendIndex(catalog) as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex: \(type(of: catalog))") }
         return index
     }
 }
 
 extension Backend {
     static let sqlite = Backend(name: "SQLite", open: {
-        try SQLiteBlobIndex(path: try CatalogRun.newDirectory() + "/index.sqlite")
+        try OpenedCatalog(.sqlite, directory: CatalogRun.newDirectory())
     }, openFirstSchema: {
-        let path = try CatalogRun.newDirectory() + "/index.sqlite"
-        try FirstSchema.sqlite(at: path)
-        return (try SQLiteBlobIndex(path: path), FirstSchema.common)
+        let directory = try CatalogRun.newDirectory()
+        try FirstSchema.sqlite(at: directory + "/index.sqlite")
+        return (try OpenedCatalog(.sqlite, directory: directory), FirstSchema.common)
     }, writeRawRows: { catalog, source, keys in
-        guard let index = catalog as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
+        guard let index = backendIndex(catalog) as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
         try index.pool.write { db in
             for (i, key) in keys.enumerated() {
                 try db.execute(sql: """
@@ -97,7 +98,7 @@ extension Backend {
         }
         return index.invalidKeys
     }, refuseWrites: { catalog, key in
-        guard let index = catalog as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
+        guard let index = backendIndex(catalog) as? SQLiteBlobIndex else { throw TestFailure("not an SQLiteBlobIndex") }
         let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
         try index.pool.write { db in
             for event in ["INSERT", "UPDATE"] {
@@ -111,13 +112,13 @@ extension Backend {
     })
 
     static let postgres = Backend(name: "PostgreSQL", open: {
-        try PostgresBlobIndex(url: try TestPostgres.running().freshURL(), connections: 8)
+        try OpenedCatalog(.postgres(url: TestPostgres.running().freshURL(), connections: 8), directory: CatalogRun.newDirectory())
     }, openFirstSchema: {
         let url = try TestPostgres.running().freshURL()
         try FirstSchema.postgres(at: url)
-        return (try PostgresBlobIndex(url: url, connections: 8), FirstSchema.postgresContent)
+        return (try OpenedCatalog(.postgres(url: url, connections: 8), directory: CatalogRun.newDirectory()), FirstSchema.postgresContent)
     }, writeRawRows: { catalog, source, keys in
-        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
+        guard let index = backendIndex(catalog) as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
         try index.pool.transaction { connection throws(PostgresError) in
             for (i, key) in keys.enumerated() {
                 try connection.execute("""
@@ -130,7 +131,7 @@ extension Backend {
         }
         return index.invalidKeys
     }, refuseWrites: { catalog, key in
-        guard let index = catalog as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
+        guard let index = backendIndex(catalog) as? PostgresBlobIndex else { throw TestFailure("not a PostgresBlobIndex") }
         let hex = key.bytes.map { String(format: "%02x", $0) }.joined()
         try index.pool.transaction { connection throws(PostgresError) in
             try connection.simple("""
@@ -146,7 +147,7 @@ extension Backend {
         return .index(.failed("P0001: ERROR:  refused by the test\nCONTEXT:  PL/pgSQL function refuse() line 3 at RAISE"))
     }, openNodes: { count in
         let url = try TestPostgres.running().freshURL()
-        return try (0..<count).map { _ in try PostgresBlobIndex(url: url, connections: 8) }
+        return try (0..<count).map { _ in try OpenedCatalog(.postgres(url: url, connections: 8), directory: CatalogRun.newDirectory()) }
     }, garbage: .shared(.postgres))
 }
 
@@ -284,21 +285,21 @@ extension BlobIndex {
 
     /// The garbage versions this backend's node bookkeeping holds (solo or shared).
     func garbage() throws(StoreError) -> [String] {
-        if let solo = self as? any SoloBookkeeping { return try solo.garbage() }
-        if let shared = self as? any SharedBookkeeping { return try shared.garbage() }
+        if let solo = backendIndex(self) as? any SoloBookkeeping { return try solo.garbage() }
+        if let shared = backendIndex(self) as? any SharedBookkeeping { return try shared.garbage() }
         return []
     }
 
     /// A single node's catalog forgets a collected version with its next write; a shared one
     /// keeps it for `reclaim` (it has no such requirement).
     func collectedGarbage(_ version: String) {
-        (self as? any SoloBookkeeping)?.collectedGarbage(version)
+        (backendIndex(self) as? any SoloBookkeeping)?.collectedGarbage(version)
     }
 
     /// A single node's catalog forgets every garbage version; a shared one keeps them (it has no
     /// such requirement: one node's start never clears the cluster's garbage).
     func clearGarbage() throws(StoreError) {
-        try (self as? any SoloBookkeeping)?.clearGarbage()
+        try (backendIndex(self) as? any SoloBookkeeping)?.clearGarbage()
     }
 
     /// Commits unconditionally.

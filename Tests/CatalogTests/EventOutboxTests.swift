@@ -143,10 +143,10 @@ extension CatalogConformance {
         func claimsReadTheDueIndex(_ backend: Backend) throws {
             let index = try backend.open()
             let plan: String
-            if let sqlite = index as? SQLiteBlobIndex {
+            if let sqlite = backendIndex(index) as? SQLiteBlobIndex {
                 plan = try sqlite.eventClaimPlan()
                 #expect(plan.contains("event_retries_by_due") && plan.contains("event_retries_by_key"), "\(plan)")
-            } else if let postgres = index as? PostgresBlobIndex {
+            } else if let postgres = backendIndex(index) as? PostgresBlobIndex {
                 plan = try postgres.eventClaimPlan()
                 #expect(plan.contains("events_by_due") && plan.contains("events_by_target_key"), "\(plan)")
             } else {

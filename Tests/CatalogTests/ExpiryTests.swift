@@ -93,9 +93,9 @@ extension CatalogConformance {
             let index = try backend.open()
             for n in 0..<50 { try index.put(try Self.due("p/\(n)", n % 10 == 0 ? 1_000 : nil)) }
             let plan: String
-            if let sqlite = index as? SQLiteBlobIndex {
+            if let sqlite = backendIndex(index) as? SQLiteBlobIndex {
                 plan = try sqlite.expirySweepPlan()
-            } else if let postgres = index as? PostgresBlobIndex {
+            } else if let postgres = backendIndex(index) as? PostgresBlobIndex {
                 plan = try postgres.expirySweepPlan()
             } else {
                 throw TestFailure("unknown backend")

@@ -8,7 +8,7 @@ import Testing
 extension CatalogConformance {
     /// `blobd migrate-index`'s path from one backend to the other: what a single node's SQLite
     /// index exports, PostgreSQL imports with every field and owner.
-    @Suite(.enabled(if: TestPostgres.isInstalled, "PostgreSQL 15 is installed by make deps"))
+    @Suite
     struct Import {
         /// Every tus upload (finished or not) and every unfinished multipart upload with its parts
         /// reads back from PostgreSQL as SQLite held it; the owners came along, so that the

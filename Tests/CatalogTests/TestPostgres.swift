@@ -8,7 +8,8 @@ import Glibc
 
 /// One throwaway PostgreSQL 15 for the whole test run, started on first use: `initdb` into a
 /// temp dir (as the `postgres` user when running as root), `pg_ctl start` on 127.0.0.1 with a
-/// free port, stopped by the postmaster's PID when the catalog suite ends (`CatalogRun`).
+/// free port, stopped by the postmaster's PID when the catalog suite ends (`CatalogRun`). A
+/// server that cannot start fails every test that needs it (none is skipped).
 /// Each test gets a role and a schema of its own (`freshURL`): the role's default search path
 /// ("$user", public) puts its tables there, so tests never see one another's rows.
 final class TestPostgres: Sendable {
@@ -41,6 +42,8 @@ final class TestPostgres: Sendable {
     }
 
     private init() throws(TestFailure) {
+        // Not a skip: every backend's half of the suite runs, or the run fails.
+        guard Self.isInstalled else { throw TestFailure("PostgreSQL 15 is not installed (no \(Self.binaries)/initdb): make deps installs it") }
         dir = NSTemporaryDirectory() + "blobd-catalog-pg-" + UUID().uuidString
         port = try freePort()
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

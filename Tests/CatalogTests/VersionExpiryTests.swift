@@ -140,9 +140,9 @@ extension CatalogConformance {
         func sweepReadsTheIndex(_ backend: Backend) throws {
             let index = try backend.open()
             let plan: String
-            if let sqlite = index as? SQLiteBlobIndex {
+            if let sqlite = backendIndex(index) as? SQLiteBlobIndex {
                 plan = try sqlite.versionSweepPlan()
-            } else if let postgres = index as? PostgresBlobIndex {
+            } else if let postgres = backendIndex(index) as? PostgresBlobIndex {
                 plan = try postgres.versionSweepPlan()
             } else {
                 throw TestFailure("unknown backend")
