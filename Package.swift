@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // Keys, records, attributes, uploads, buckets, errors and write conditions. No I/O.
         .target(name: "BlobCore"),
+        // What a node runs while it serves, started in order and stopped in reverse.
+        .target(name: "Services"),
         // Bucket settings as values: versioning and Object Lock as stored, CORS, lifecycle,
         // notifications, canned ACLs and policies, and the table every request reads them from.
         .target(name: "BucketSettings", dependencies: ["BlobCore"]),
@@ -70,7 +72,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Metrics, the access log and the peers it believes, log output, request ids, refusal reasons.
-        .target(name: "Observability", dependencies: ["MicroHTTPD", "BlobStore", "SystemCalls"]),
+        .target(name: "Observability", dependencies: ["MicroHTTPD", "BlobStore", "Services", "SystemCalls"]),
         // HTTP semantics every dialect shares: ranges, preconditions, dates, percent-encoding,
         // digest fields, framing checks, representation headers, body plans, body consumers, CORS.
         .target(name: "HTTPCore", dependencies: [
@@ -89,8 +91,12 @@ let package = Package(
             "HTTPCore", "OutboundHTTP", "MicroHTTPD", "BlobStore",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // Events: which changes the buckets' subscriptions want, drafted before they commit.
-        .target(name: "Webhooks", dependencies: ["Access", "Observability", "MicroHTTPD", "BlobStore"]),
+        // Events: which changes the buckets' subscriptions want, drafted before they commit, and
+        // their delivery to webhooks (a service: started and stopped with the node).
+        .target(name: "Webhooks", dependencies: [
+            "Access", "Observability", "OutboundHTTP", "Services", "MicroHTTPD", "BlobStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The /v1 dialect and tus 1.0: a route table, problem+json.
         .target(name: "BlobAPIv1", dependencies: [
             "HTTPCore", "Access", "Observability", "TusHooks", "Webhooks", "MicroHTTPD", "BlobStore",

@@ -29,29 +29,25 @@ public final class KeyDirectory: Sendable {
 
     private let sources: Mutex<Sources?> = Mutex(nil)
     private let snapshot = Mutex(Snapshot())
-    private let stopped = Mutex(false)
     private let logger = Logger(label: "blobd.keys")
 
     public init() {}
 
     /// Serves the keys of `index` and the grants of the buckets' `settings` from now on, reading
-    /// the keys at once (throws if it cannot), then polling every `interval` seconds until `stop`.
-    public func attach(_ index: any AccessIndex, settings: BucketSettingsService, polling interval: Double = 1) throws(StoreError) {
+    /// the keys at once (throws if it cannot). `poll` (blobd's key poll, a service) then keeps
+    /// them current.
+    public func attach(_ index: any AccessIndex, settings: BucketSettingsService) throws(StoreError) {
         sources.withLock { $0 = Sources(index: index, settings: settings) }
         try reload()
-        let thread = Thread { [self] in
-            while !stopped.withLock({ $0 }) {
-                usleep(UInt32(interval * 1_000_000))
-                do throws(StoreError) { try reloadIfChanged() } catch {
-                    logger.warning("Cannot read the keys of the index; the ones read before stay in force", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-        thread.start()
     }
 
-    /// Stops polling.
-    public func stop() { stopped.withLock { $0 = true } }
+    /// One poll: reads the keys and the settings again if the access version moved; a failure
+    /// is logged, and what was read before stays in force.
+    public func poll() {
+        do throws(StoreError) { try reloadIfChanged() } catch {
+            logger.warning("Cannot read the keys of the index; the ones read before stay in force", metadata: ["error": "\(error)"])
+        }
+    }
 
     /// Reads the keys and the bucket settings again if the catalog's access version moved.
     public func reloadIfChanged() throws(StoreError) {

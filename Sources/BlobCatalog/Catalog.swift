@@ -30,11 +30,14 @@ public struct CatalogContext: Sendable {
     public let directory: String
     /// Where rows whose key fails validation are reported.
     public let invalidKeys: InvalidKeyRows
+    /// Where the catalog's decisions read the time of day.
+    public let clock: WallClock
 
     /// The context of a catalog opened for the data directory `directory`.
-    public init(directory: String, invalidKeys: InvalidKeyRows) {
+    public init(directory: String, invalidKeys: InvalidKeyRows, clock: WallClock = .system) {
         self.directory = directory
         self.invalidKeys = invalidKeys
+        self.clock = clock
     }
 }
 

@@ -135,7 +135,7 @@ extension BlobStore {
         let quarantine = directory + "/quarantine"
         try FileSystem.makeDirectory(quarantine)
         // A version under Object Lock is reported, never dropped nor moved: only its lock's end frees it.
-        let now = Int64(time(nil))
+        let now = self.now()
         func locked(_ record: BlobRecord) -> Bool { record.lock.removalFailure(at: now, bypassingGovernance: false) != nil }
         for record in report.missing where !locked(record) {
             try forget(record)

@@ -32,7 +32,7 @@ extension BlobStore {
         guard claimed else { return false }
         guard let shared else { return true }
         do throws(StoreError) {
-            if try shared.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease) { return true }
+            if try shared.claimUpload(id, node: options.nodeID, until: now() + Self.claimLease) { return true }
         } catch {
             _ = busyUploads.withLock { $0.removeValue(forKey: id) }
             throw error
@@ -54,7 +54,7 @@ extension BlobStore {
     /// Extends this node's claim on an upload it is appending to (a long PATCH).
     func renewUploadClaim(_ id: String) {
         do throws(StoreError) {
-            _ = try shared?.claimUpload(id, node: options.nodeID, until: Int64(time(nil)) + Self.claimLease)
+            _ = try shared?.claimUpload(id, node: options.nodeID, until: now() + Self.claimLease)
         } catch {
             // The claim lapses at its lease's end; another node may then take the upload over.
             logger.warning("Cannot renew an upload's claim", metadata: ["upload.id": "\(id)", "error": "\(error)"])

@@ -38,7 +38,7 @@ extension BlobStore {
     /// `record` while it is before its deadline; nil once past it.
     func visible(_ record: BlobRecord) -> BlobRecord? {
         guard let deadline = deadline(of: record) else { return record }
-        return deadline > Int64(time(nil)) ? record : nil
+        return deadline > now() ? record : nil
     }
 
     /// `record` with the deadline the sweep finds it by.
@@ -60,7 +60,7 @@ extension BlobStore {
             let draft = expiryEvents.withLock { $0 }
             let sweep: ExpirySweep
             do {
-                sweep = try index.removeExpired(now: Int64(time(nil)), limit: batch, deadline: { rules.deadline(of: $0) },
+                sweep = try index.removeExpired(now: now(), limit: batch, deadline: { rules.deadline(of: $0) },
                                                 versioned: expiryDeletion, events: { record in
                     draft?(versioning(of: record.key) == .unversioned ? "LifecycleExpiration:Delete"
                                                                        : "LifecycleExpiration:DeleteMarkerCreated", record.key)
@@ -84,7 +84,7 @@ extension BlobStore {
         let versioning = versioning(of: record.key)
         guard versioning != .unversioned else { return nil }
         let marker = BlobRecord.deleteMarker(record.key, id: Self.newVersion(), versioned: versioning == .enabled,
-                                             modified: Int64(time(nil)))
+                                             modified: now())
         return ExpiryDeletion(versioning: versioning, marker: marker, noncurrentDays: noncurrentDays(of: record.key))
     }
 

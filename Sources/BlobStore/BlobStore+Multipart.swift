@@ -23,7 +23,7 @@ extension BlobStore {
     /// have `maxOpenUploads` unfinished uploads at most.
     public func createMultipart(key: BlobKey, attributes: BlobAttributes, lifetime: Int64, checksum: String? = nil,
                                 owner: String? = nil, lock: ObjectLock? = nil) throws(StoreError) -> MultipartUpload {
-        let now = Int64(time(nil))
+        let now = self.now()
         // Idle for `lifetime` (each part moves it on), or the bucket's AbortIncompleteMultipartUpload.
         let upload = MultipartUpload(id: FileSystem.randomID(), key: key, attributes: attributes, created: now,
                                      expires: multipartDeadline(key: key, created: now, now: now, lifetime: lifetime), checksum: checksum,
@@ -61,7 +61,7 @@ extension BlobStore {
         let stream = PartWriteStream(store: self, upload: upload.id, number: number, temporary: temporary, descriptor: descriptor,
                                      expectedSize: expectedSize, expectedSHA256: expectedSHA256, hasher: hasher)
         stream.expiry = { [self] in
-            multipartDeadline(key: upload.key, created: upload.created, now: Int64(time(nil)), lifetime: options.uploadExpiry)
+            multipartDeadline(key: upload.key, created: upload.created, now: now(), lifetime: options.uploadExpiry)
         }
         // The same part sent again stops the earlier request, whose client has likely gone (see
         // `Preemptible`): it could otherwise hold its connection and file until the timeout.
@@ -153,7 +153,7 @@ extension BlobStore {
     @discardableResult
     public func removeExpiredMultipartUploads() -> Int {
         let removed = sweepExpired("multipart upload", { () throws(StoreError) in
-            try multipartIndex.expiredMultipartUploads(now: Int64(time(nil)))
+            try multipartIndex.expiredMultipartUploads(now: now())
         }) { id throws(StoreError) in
             // nil: gone meanwhile, or a row whose key fails validation (the index reports it).
             guard let upload = try multipartIndex.multipart(id) else { return false }
@@ -261,7 +261,7 @@ public final class PartWriteStream: Preemptible, @unchecked Sendable {
             }
             try writer.sync()
             writer.close()
-            let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: Int64(time(nil)), checksum: checksum)
+            let part = UploadedPart(number: number, size: writer.size, md5: md5, modified: store.now(), checksum: checksum)
             let path = store.partPath(upload, part)
             try FileSystem.rename(temporary, path)
             ended = true

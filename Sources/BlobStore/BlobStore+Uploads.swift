@@ -21,7 +21,7 @@ extension BlobStore {
         try FileSystem.open(uploadPath(id), O_WRONLY | O_CREAT | O_EXCL).close()
         try FileSystem.syncDirectory(directory + "/uploads")
         let record = UploadRecord(id: id, length: length, offset: 0, hashState: SHA256Hasher().state, metadata: metadata,
-                                  key: key, attributes: attributes, expires: Int64(time(nil)) + lifetime)
+                                  key: key, attributes: attributes, expires: now() + lifetime)
         do {
             try uploadIndex.insert(record, owner: owner, limit: options.maxOpenUploads)
         } catch {
@@ -35,7 +35,7 @@ extension BlobStore {
     public func upload(_ id: String) throws(StoreError) -> UploadRecord {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
               let record = try uploadIndex.upload(id) else { throw .uploadNotFound }
-        if record.expires <= Int64(time(nil)) {
+        if record.expires <= now() {
             // Should this fail, the expiry sweep removes it later.
             do throws(StoreError) {
                 try removeUpload(id)
@@ -98,7 +98,7 @@ extension BlobStore {
                 descriptor.close()
                 throw FileSystem.error("truncate upload", error.code)
             }
-            record.expires = Int64(time(nil)) + lifetime
+            record.expires = now() + lifetime
             // The append owns the descriptor and releases the claim when it ends.
             let remaining = record.length.map { $0 - offset }
             let expected = [remaining, bodySize].compactMap { $0 }.min()
@@ -125,7 +125,7 @@ extension BlobStore {
     /// Removes uploads idle past their expiry; returns how many.
     @discardableResult
     public func removeExpiredUploads() -> Int {
-        let removed = sweepExpired("upload", { () throws(StoreError) in try uploadIndex.expiredUploads(now: Int64(time(nil))) }) {
+        let removed = sweepExpired("upload", { () throws(StoreError) in try uploadIndex.expiredUploads(now: now()) }) {
             id throws(StoreError) in
             // One busy (an append or termination in progress) goes at a later sweep.
             guard try claimUpload(id) else { return false }

@@ -36,7 +36,7 @@ extension BlobStore {
             let draft = expiryEvents.withLock { $0 }
             let sweep: VersionExpirySweep
             do {
-                let now = Int64(time(nil))
+                let now = self.now()
                 sweep = try versionIndex.removeExpiredVersions(now: now, limit: batch, deadline: { Self.deadline(of: $0, rules: rules, now: now) },
                                                                events: { draft?(NoncurrentExpirationEvent.name, $0.record.key) })
             } catch {
@@ -56,7 +56,7 @@ extension BlobStore {
     /// sweep now, `batch` rows a transaction (after their bucket's rules changed): the sweep
     /// then gives each its deadline under the rules in force, or removes it.
     func reviewVersions(prefix: [UInt8], batch: Int) throws(StoreError) {
-        let now = Int64(time(nil))
+        let now = self.now()
         var cursor: VersionRowCursor?
         repeat {
             cursor = try versionIndex.reviewVersions(prefix: prefix, after: cursor, limit: batch, at: now)

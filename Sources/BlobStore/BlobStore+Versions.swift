@@ -40,7 +40,7 @@ extension BlobStore {
     /// same transaction.
     public func deleteMarking(_ key: BlobKey, if condition: WriteCondition, events: EventDraft? = nil) throws(StoreError) -> VersionRemoval {
         let marker = BlobRecord.deleteMarker(key, id: Self.newVersion(), versioned: condition.versioning == .enabled,
-                                             modified: Int64(time(nil)))
+                                             modified: now())
         defer { index.forget(key) }
         var condition = condition
         condition.noncurrentDays = noncurrentDays(of: key)
@@ -68,7 +68,7 @@ extension BlobStore {
     /// The Object Lock a new version of `record`'s key gets: the bucket's default retention,
     /// replaced by the one `asked` names (if it names a mode), with its legal hold.
     func lock(of record: BlobRecord, asked: ObjectLock?) -> ObjectLock {
-        var lock = objectLock(of: record.key)?.defaultLock(at: Int64(time(nil))) ?? record.lock
+        var lock = objectLock(of: record.key)?.defaultLock(at: now()) ?? record.lock
         if let asked {
             if asked.mode != nil { (lock.mode, lock.retainUntil) = (asked.mode, asked.retainUntil) }
             if asked.legalHold { lock.legalHold = true }

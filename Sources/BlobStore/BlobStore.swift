@@ -75,7 +75,7 @@ public final class BlobStore: Sendable {
         self.blobFolders = blobFolders
         let invalidKeys = InvalidKeyRows(logger: logger)
         self.invalidKeys = invalidKeys
-        let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys))
+        let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys, clock: options.clock))
         self.catalog = catalog
         self.index = catalog.blobs
         self.commits = GroupCommit(catalog.blobs, beforeBatch: Self.folderSync(blobFolders, in: directory))
@@ -94,6 +94,9 @@ public final class BlobStore: Sendable {
         try recover(leftBehind)
         try reclaimOrphansUnlessStoppedCleanly()
     }
+
+    /// The time of day, in seconds since the epoch, from the store's clock (`options.clock`).
+    public func now() -> Int64 { options.clock.seconds }
 
     /// blobs/ab/: made once here, so a write never creates a folder, and concurrent writes
     /// rarely contend for the same folder's lock.

@@ -23,6 +23,8 @@ public struct BlobStoreOptions: Sendable {
     public var reclaimGrace: Int64 = 900
     /// Seconds an unfinished upload (tus or multipart) may sit idle (`--upload-expiry`).
     public var uploadExpiry: Int64 = 24 * 3600
+    /// Where the store and its catalog read the time of day (a test hands in a `ManualClock`'s).
+    public var clock: WallClock = .system
 
     /// Creates options.
     public init(maxBlobSize: UInt64? = nil, minFreeBytes: UInt64 = 0) {

@@ -90,7 +90,7 @@ public final class BlobWriteStream {
             // Durable before the index names it.
             try writer.sync()
             writer.close()
-            let now = Int64(time(nil))
+            let now = store.now()
             record = BlobRecord(key: blobKey, version: version, size: writer.size, sha256: digest,
                                 attributes: attributes, modified: now, md5: md5, parts: parts, partSizes: partSizes,
                                 partChecksums: partChecksums, checksum: checksum, ttlExpires: timeToLive.map { now + $0 })

@@ -52,7 +52,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         self.condition = condition
         self.record = record
         self.startOffset = record.offset
-        self.claimRenewed = Int64(time(nil))
+        self.claimRenewed = store.now()
         let checksum = checksum.map(RequestChecksum.init)
         self.checksum = checksum
         let bodyHasher = BodyHasher(md5: false, extra: checksum.map { checksum in { checksum.update($0) } }, expectedSize: expected,
@@ -102,7 +102,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
             }
             try writer.write(bytes)
             if store.isShared {
-                let now = Int64(time(nil))
+                let now = store.now()
                 if now - claimRenewed >= BlobStore.claimLease / 3 {
                     claimRenewed = now
                     store.renewUploadClaim(record.id)
@@ -200,7 +200,7 @@ public final class UploadAppend: Preemptible, @unchecked Sendable {
         let key: BlobKey
         if let named = record.key { key = named } else { key = try BlobKey(hex(digest)) }
         // The upload's id is the blob's version: recovery can find an interrupted completion.
-        let now = Int64(time(nil))
+        let now = store.now()
         let blob = BlobRecord(key: key, version: record.id, size: record.offset, sha256: digest,
                               attributes: record.attributes, modified: now,
                               ttlExpires: BlobStore.tusTimeToLive(record.metadata).map { now + $0 })

@@ -203,7 +203,7 @@ extension CatalogOpener {
     /// key=value string), with up to `connections` connections from this node.
     public static func postgres(url: String, connections: Int) -> CatalogOpener {
         CatalogOpener(isShared: true) { context throws(StoreError) in
-            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys)
+            let index = try PostgresBlobIndex(url: url, connections: connections, invalidKeys: context.invalidKeys, clock: context.clock)
             var catalog = Catalog(blobs: index, uploads: index, buckets: index, multipart: index, access: index, events: index,
                                   node: .shared(index))
             catalog.versions = index

@@ -227,7 +227,7 @@ extension CatalogOpener {
         // Made here, 0600, so that SQLite's -wal and -shm files, which take the database's
         // mode, are blobd's only too.
         try FileSystem.open(path, O_RDONLY | O_CREAT).close()
-        let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys)
+        let index = try SQLiteBlobIndex(path: path, invalidKeys: context.invalidKeys, clock: context.clock)
         // The record cache is coherent only while this process is the index's one writer.
         var catalog = Catalog(blobs: CachedBlobIndex(index), uploads: index, buckets: index, multipart: index, access: index,
                               events: index, node: .solo(index))

@@ -1,5 +1,6 @@
 import BlobStore
 import Foundation
+import Services
 import Synchronization
 import SystemCalls
 
@@ -22,11 +23,15 @@ public final class LogOutput: Sendable {
     /// Held while a batch is taken and written, so batches go out in order.
     private let writing = Mutex(())
     private let wake = DispatchSemaphore(value: 0)
+    /// Set by `stop`: the flusher writes what is queued and ends; later lines are written at once.
+    private let stopped = Atomic<Bool>(false)
+    private let flusherEnded = DispatchSemaphore(value: 0)
 
     private init(descriptor: Int32) {
         self.descriptor = descriptor
         let flusher = Thread { [self] in
-            while true {
+            defer { flusherEnded.signal() }
+            while !stopped.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + Self.interval)
                 flush()
             }
@@ -42,7 +47,7 @@ public final class LogOutput: Sendable {
             pending += line
             return pending.count
         }
-        if urgent || queued >= Self.backlogBytes {
+        if urgent || queued >= Self.backlogBytes || stopped.load(ordering: .relaxed) {
             flush()
         } else if queued >= Self.batchBytes && queued - line.count < Self.batchBytes {
             wake.signal()
@@ -144,5 +149,20 @@ public enum LogText {
 
     static func needsQuotes(_ scalar: Unicode.Scalar) -> Bool {
         isControl(scalar) || scalar == " " || scalar == "\"" || scalar == "=" || scalar == "\\"
+    }
+}
+
+extension LogOutput: Service {
+    public var name: String { "blobd-log-flush" }
+
+    /// The flusher runs from the first line on.
+    public func start() {}
+
+    /// Writes what is queued and ends the flusher; every later line is written at once.
+    public func stop(before deadline: ContinuousClock.Instant) {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wake.signal()
+        flusherEnded.wait()
+        flush()
     }
 }

@@ -15,27 +15,27 @@ import Observability
 
 /// Starting, running and stopping the server process.
 enum BlobdServer {
-    /// Opens the store, serves until SIGTERM or SIGINT, drains and exits 0.
-    static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
+    /// Opens the store, serves until SIGTERM or SIGINT, then stops every service in reverse
+    /// order (the listeners drain within the grace period) and returns.
+    static func run(_ configuration: Configuration, access: AccessPolicy) throws {
         blockSignals()
         let logger = Logger(label: "blobd")
         let plan = configuration.bootstrapFile.map { loadBootstrap($0, targets: Set(configuration.webhookTargets.keys)) }
         let store = openStore(configuration, logger: logger)
         openKeys(store, access: access, bootstrap: plan, logger: logger)
         logAccess(access, logger: logger)
-        let (server, s3Server, commitPools, metrics) = startServers(configuration, store: store, access: access, logger: logger)
-        if !configuration.webhookTargets.isEmpty {
-            EventDelivery(outbox: store.catalog.events, targets: configuration.webhookTargets, node: configuration.nodeID,
-                          retention: configuration.notifyRetention, metrics: metrics.events, logger: logger,
-                          testing: configuration.testing).start()
+        let node = BlobdNode(store: store, access: access, handlers: handlerSettings(configuration, logger: logger),
+                             settings: nodeSettings(configuration), logger: logger)
+        do {
+            try node.start()
+        } catch {
+            fail("blobd: \(error)")
         }
-        // Expired resumable uploads are swept at start and then periodically; expired blobs
-        // every 2 seconds (`BlobStore.removeExpiredBlobs`).
-        let sweeper = startSweeper(store, interval: max(1, min(60, configuration.uploadExpiry / 2)))
-        let expirySweeper = startExpirySweeper(store)
-        announce(configuration, server: server, s3Server: s3Server)
-        serveUntilStopped(configuration, store: store, sweeper: sweeper, server: server, s3Server: s3Server,
-                          commitPools: commitPools, access: access, logger: logger, keeping: expirySweeper)
+        if configuration.s3Listen != nil && access.isOpen {
+            logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
+        }
+        announce(configuration, node: node)
+        serveUntilStopped(configuration, node: node, access: access, logger: logger)
     }
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
@@ -118,77 +118,44 @@ enum BlobdServer {
         }
     }
 
-    /// The /v1 listener and, with `--s3-listen`, the S3 one, started, and their commit pools;
-    /// exits with a message when one cannot start.
-    private static func startServers(_ configuration: Configuration, store: BlobStore, access: AccessPolicy,
-                                     logger: Logger) -> (HTTPServer, HTTPServer?, [BlockingPool], Metrics) {
-        let handlers = BlobdHandlers(store: store, access: access, settings: BlobdHandlers.Settings(
+    /// What the handlers of both listeners are started with.
+    private static func handlerSettings(_ configuration: Configuration, logger: Logger) -> BlobdHandlers.Settings {
+        BlobdHandlers.Settings(
             version: blobdVersion, node: configuration.indexURL == nil ? nil : configuration.nodeID,
             uploadLifetime: Int64(configuration.uploadExpiry), publicURL: configuration.publicURL,
             accessLog: logger.logLevel <= .info ? (configuration.logFormat == "json" ? .json : .text) : nil,
             trustedProxies: configuration.trustedProxies, webUI: !configuration.noUI, hooks: configuration.hooks,
             cors: configuration.cors, events: EventRouter.Settings(targets: Set(configuration.webhookTargets.keys),
-                                                                   node: configuration.nodeID)), logger: logger)
-        let metrics = handlers.metrics
-        func serverConfiguration(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
+                                                                   node: configuration.nodeID))
+    }
+
+    /// The node's listeners and services. Expired resumable uploads are swept at start and then
+    /// periodically; expired blobs every 2 seconds (`BlobStore.removeExpiredBlobs`).
+    private static func nodeSettings(_ configuration: Configuration) -> BlobdNode.Settings {
+        func listener(_ host: String, _ port: UInt16) -> HTTPServerConfiguration {
             HTTPServerConfiguration(host: host, port: port, threads: configuration.threads,
                                     connectionTimeout: configuration.connectionTimeout, maxConnections: configuration.maxConnections,
                                     headerTimeout: Double(configuration.headerTimeout), minBodyRate: configuration.minBodyRate,
-                                    maxConnectionsPerAddress: configuration.maxConnectionsPerIP,
-                                    slowClientClosed: { metrics.recordSlowClientClosed(reason: $0) })
+                                    maxConnectionsPerAddress: configuration.maxConnectionsPerIP)
         }
-        do {
-            var commitPools = [handlers.v1.committers]
-            let server = try HTTPServer(
-                configuration: serverConfiguration(configuration.host, configuration.port),
-                handler: handlers.v1)
-            var s3Server: HTTPServer?
-            if let (host, port) = configuration.s3Listen {
-                let s3 = handlers.makeS3()
-                commitPools.append(s3.committers)
-                s3Server = try HTTPServer(configuration: serverConfiguration(host, port), handler: s3)
-                if access.isOpen {
-                    logger.warning("S3 dialect in open access: signatures are not checked; add 's3 ACCESS_KEY_ID SECRET SCOPES' lines to a tokens file")
-                }
-            }
-            return (server, s3Server, commitPools, metrics)
-        } catch {
-            fail("blobd: \(error)")
+        var settings = BlobdNode.Settings(listener: listener(configuration.host, configuration.port),
+                                          s3Listener: configuration.s3Listen.map { listener($0.0, $0.1) },
+                                          uploadSweepInterval: Double(max(1, min(60, configuration.uploadExpiry / 2))))
+        settings.webhooks = configuration.webhookTargets
+        settings.node = configuration.nodeID
+        settings.notifyRetention = configuration.notifyRetention
+        if let testing = configuration.testing {
+            settings.delivery = EventDelivery.Tuning(crashAt: testing.eventCrashAt.flatMap(EventDelivery.Step.init),
+                                                     firstBackoff: testing.eventBackoff, lease: testing.eventLease)
         }
-    }
-
-    /// Sweeps expired uploads and reclaims garbage now and every `interval` seconds.
-    private static func startSweeper(_ store: BlobStore, interval: Int) -> any DispatchSourceTimer {
-        let sweeper = DispatchSource.makeTimerSource(queue: .global())
-        sweeper.schedule(deadline: .now(), repeating: .seconds(interval))
-        sweeper.setEventHandler {
-            store.removeExpiredUploads()
-            store.removeExpiredMultipartUploads()
-            store.reclaimGarbage()
-        }
-        sweeper.resume()
-        return sweeper
-    }
-
-    /// Deletes blobs past their deadline, and versions and delete markers their bucket's rules
-    /// remove, now and every 2 seconds, in bounded batches through the index on the deadline; in
-    /// a cluster one node at a time does (the others' passes skip).
-    private static func startExpirySweeper(_ store: BlobStore) -> any DispatchSourceTimer {
-        let sweeper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "blobd.expiry"))
-        sweeper.schedule(deadline: .now(), repeating: .seconds(2))
-        sweeper.setEventHandler {
-            store.removeExpiredBlobs()
-            store.removeExpiredVersions()
-        }
-        sweeper.resume()
-        return sweeper
+        return settings
     }
 
     /// Writes where blobd listens (the line that scripts and tests wait for).
-    private static func announce(_ configuration: Configuration, server: HTTPServer, s3Server: HTTPServer?) {
-        Announcement.write("blobd listening on http://\(address(configuration.host, server.port))")
-        if let s3Server, let (host, _) = configuration.s3Listen {
-            Announcement.write("blobd S3 listening on http://\(address(host, s3Server.port))")
+    private static func announce(_ configuration: Configuration, node: BlobdNode) {
+        Announcement.write("blobd listening on http://\(address(configuration.host, node.port ?? 0))")
+        if let s3Port = node.s3Port, let (host, _) = configuration.s3Listen {
+            Announcement.write("blobd S3 listening on http://\(address(host, s3Port))")
         }
     }
 
@@ -197,10 +164,9 @@ enum BlobdServer {
         (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
     }
 
-    /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT drains both listeners and exits 0.
-    private static func serveUntilStopped(_ configuration: Configuration, store: BlobStore, sweeper: any DispatchSourceTimer,
-                                          server: HTTPServer, s3Server: HTTPServer?, commitPools: [BlockingPool],
-                                          access: AccessPolicy, logger: Logger, keeping expirySweeper: any DispatchSourceTimer) -> Never {
+    /// Reloads tokens on SIGHUP; on SIGTERM or SIGINT stops the node (its listeners drain
+    /// within the grace period, then every other service in reverse order) and returns.
+    private static func serveUntilStopped(_ configuration: Configuration, node: BlobdNode, access: AccessPolicy, logger: Logger) {
         // The main thread waits for signals; every other thread has them blocked (see `blockSignals`).
         while true {
             switch waitForSignal() {
@@ -212,22 +178,9 @@ enum BlobdServer {
                     logger.error("Tokens file not reloaded; the previous tokens stay in force", metadata: ["error": "\(error)"])
                 }
             case let number:
-                logger.info("Shutting down", metadata: ["signal": .stringConvertible(number), "requests.inflight": .stringConvertible(server.requestsInFlight)])
-                // Both listeners stop accepting at once and share the grace period.
-                s3Server?.quiesce()
-                let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
-                server.shutdown(grace: configuration.shutdownGrace)
-                s3Server?.shutdown(grace: max(0, deadline.timeIntervalSinceNow))
-                // Commits still running finish within what is left of the grace period; those
-                // that do not are unacknowledged, and recovery undoes them at the next start.
-                let drained = commitPools.allSatisfy { $0.shutdown(waitingAtMost: deadline.timeIntervalSinceNow) }
-                if !drained { logger.warning("Commits still running at the end of the grace period are abandoned") }
-                store.markStoppedCleanly()
-                logger.info("Stopped")
-                LogOutput.standardError.flush()
-                expirySweeper.cancel()
-                withExtendedLifetime((store, sweeper, expirySweeper)) {}
-                exit(0)
+                logger.info("Shutting down", metadata: ["signal": .stringConvertible(number), "requests.inflight": .stringConvertible(node.requestsInFlight)])
+                node.stop(grace: configuration.shutdownGrace, logger: logger)
+                return
             }
         }
     }

@@ -4,6 +4,7 @@ import Foundation
 import PostgresClient
 import TusHooks
 import Observability
+import Webhooks
 
 /// Everything blobd is started with: each flag, else its `BLOBD_*` variable, else the default.
 struct Configuration: Sendable {

@@ -2,14 +2,7 @@ import BlobStore
 import Foundation
 import HTTPCore
 import OutboundHTTP
-
-/// A webhook target: `--notify-webhook NAME=URL`, signed when `--notify-secret NAME=whsec_...`
-/// gives it a secret (Standard Webhooks).
-struct WebhookTarget: Sendable, Equatable {
-    let url: ServerURL
-    /// The secret's bytes (the base64 after `whsec_`), nil for unsigned deliveries.
-    var secret: [UInt8]?
-}
+import Webhooks
 
 extension Configuration {
     /// Reads the targets of `--notify-webhook` (and `BLOBD_NOTIFY_WEBHOOK_<NAME>`), their

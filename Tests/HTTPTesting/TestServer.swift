@@ -88,7 +88,7 @@ public final class TestServer: Sendable {
                                       options: BlobStoreOptions(maxBlobSize: settings.maxBlobSize, minFreeBytes: 0), logger: logger)
             let access = try AccessPolicy(tokensFile: tokensFile, publicRead: false)
             // Each change reloads the directory on this node; one node needs no polling.
-            try access.directory.attach(store.catalog.access, settings: store.settings, polling: 3600)
+            try access.directory.attach(store.catalog.access, settings: store.settings)
             self.access = access
             let handlers = BlobdHandlers(store: store, access: access, settings: .init(version: "test", webUI: settings.webUI),
                                          logger: logger)
@@ -99,7 +99,6 @@ public final class TestServer: Sendable {
         }
     }
 
-    deinit { access?.directory.stop() }
 
     /// The data directory.
     public var dataDirectory: String { directory.path + "/data" }

@@ -1,11 +1,11 @@
 import BlobCatalog
 import BlobStore
 import Foundation
-import HTTPCore
 import Logging
 import Synchronization
 import Observability
 import OutboundHTTP
+import Services
 
 /// The delivery loop of one node (DESIGN.md §6): on a thread of its own, it claims due events
 /// from the outbox with a lease, POSTs each to its webhook with a stable `webhook-id` (the
@@ -14,15 +14,32 @@ import OutboundHTTP
 /// hands out only the oldest event of each (target, key), so a key's events arrive in order.
 /// A node that dies leaves leases that run out; another node then takes the events over.
 /// Nothing here runs on a request's or a commit's path.
-final class EventDelivery: Sendable {
+public final class EventDelivery: Service {
     /// Where a test may SIGKILL the process (`BLOBD_TEST_EVENT_CRASH_AT`).
-    enum Step: String {
+    public enum Step: String, Sendable {
         /// Events are claimed, none sent.
         case afterClaim = "after-claim"
         /// The receiver acknowledged an event, which is not deleted yet.
         case afterSend = "after-send"
     }
 
+    /// How a test runs the loop faster, or stops it at a step; the defaults are production's.
+    public struct Tuning: Sendable {
+        /// Where to SIGKILL the process (`BLOBD_TEST_EVENT_CRASH_AT`).
+        public var crashAt: Step?
+        /// Seconds of the first retry's wait (then doubling); 1 by default.
+        public var firstBackoff: Double?
+        /// Seconds of a claim's lease; 30 by default.
+        public var lease: Double?
+
+        public init(crashAt: Step? = nil, firstBackoff: Double? = nil, lease: Double? = nil) {
+            self.crashAt = crashAt
+            self.firstBackoff = firstBackoff
+            self.lease = lease
+        }
+    }
+
+    public let name = "blobd-events"
     private let outbox: any EventOutbox
     /// Where the loop's calls to the outbox run (`inCatalogThread`), at the requests' priority.
     private let catalogThread = BlockingPool(name: "blobd-events-catalog", threads: 1)
@@ -31,6 +48,11 @@ final class EventDelivery: Sendable {
     private let retentionMillis: Int64
     private let metrics: EventMetrics
     private let logger: Logger
+    private let clock: WallClock
+    private let userAgent: String
+    private let stopping = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
     private let crashAt: Step?
     private let firstBackoffMillis: Int64
     private let leaseMillis: Int64
@@ -39,24 +61,30 @@ final class EventDelivery: Sendable {
     static let maximumBackoffMillis: Int64 = 300_000
     static let batch = 256
 
-    init(outbox: any EventOutbox, targets: [String: WebhookTarget], node: String, retention: Int, metrics: EventMetrics,
-         logger: Logger, testing: TestSettings?) {
+    /// Delivers the events of `outbox` to `targets` as node `node`, dropping those older than
+    /// `retention` seconds; `version` goes into the User-Agent.
+    public init(outbox: any EventOutbox, targets: [String: WebhookTarget], node: String, retention: Int, metrics: EventMetrics,
+                logger: Logger, version: String, clock: WallClock = .system, tuning: Tuning = Tuning()) {
+        self.clock = clock
+        userAgent = "blobd/\(version)" 
         self.outbox = outbox
         self.targets = targets
         self.node = node
         self.retentionMillis = Int64(retention) * 1000
         self.metrics = metrics
         self.logger = logger
-        crashAt = testing?.eventCrashAt.flatMap(Step.init)
-        firstBackoffMillis = Self.millis(testing?.eventBackoff, default: 1)
-        leaseMillis = Self.millis(testing?.eventLease, default: 30)
+        crashAt = tuning.crashAt
+        firstBackoffMillis = Self.millis(tuning.firstBackoff, default: 1)
+        leaseMillis = Self.millis(tuning.lease, default: 30)
         sendTimeoutMillis = min(10_000, leaseMillis / 3)
         metrics.configure(targets: Array(targets.keys))
     }
 
-    /// Starts the loop on its own thread; it runs until the process exits.
-    func start() {
+    /// Starts the loop on its own thread; it runs until `stop`.
+    public func start() {
+        running.store(true, ordering: .releasing)
         let thread = Thread { [self] in
+            defer { ended.signal() }
             // Below the request and commit threads: deliveries take what CPU they leave (on Linux
             // the nice value is per thread, and 0 names the calling one).
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
@@ -64,8 +92,8 @@ final class EventDelivery: Sendable {
             // One kept-alive connection per webhook, owned by this thread.
             var connections: [String: HTTPConnection] = [:]
             var lastKeys = Set<EventKey>()
-            while true {
-                let now = clock_millis()
+            while !stopping.load(ordering: .acquiring) {
+                let now = clock.milliseconds
                 if now - lastStats >= 1000 {
                     lastStats = now
                     if let stats = try? inCatalogThread({ [outbox] () throws(StoreError) in try outbox.eventQueueStats() }) {
@@ -89,6 +117,15 @@ final class EventDelivery: Sendable {
         }
         thread.name = "blobd-events"
         thread.start()
+    }
+
+    /// Ends the loop after the round in progress (its sends are bounded by their timeouts and
+    /// the lease) and waits for its thread; what was claimed and not sent waits for its lease.
+    public func stop(before deadline: ContinuousClock.Instant) {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        stopping.store(true, ordering: .releasing)
+        ended.wait()
+        catalogThread.shutdown()
     }
 
     /// What a round decided, written back in two transactions when it ends.
@@ -146,7 +183,7 @@ final class EventDelivery: Sendable {
                 }
                 // Answers may take the whole timeout: a pipeline that could outlive the lease
                 // waits for the next round, so that no other node takes its events in flight.
-                if clock_millis() + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
+                if clock.milliseconds + sendTimeoutMillis + leaseMillis / 10 >= leaseUntil {
                     outcome.retries += rest.map { EventRetry(id: claimed[$0].id, attempts: claimed[$0].attempts, nextAttempt: claimed[$0].nextAttempt) }
                     break
                 }
@@ -175,10 +212,10 @@ final class EventDelivery: Sendable {
                 places.map { place in
                     let body = events[place].payloadBytes
                     return HTTPConnection.Request("POST", target.url.basePath.isEmpty ? "/" : "",
-                                                  headers: Self.headers(eventID: events[place].id, body: body, secret: target.secret), body: body)
+                                                  headers: headers(eventID: events[place].id, body: body, secret: target.secret), body: body)
                 }
             }
-            results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock_millis())))
+            results = connection.pipeline(requests, until: ContinuousClock.now + .milliseconds(max(0, leaseEnd - clock.milliseconds)))
         } else {
             logger.warning("An event names a target this node does not have (--notify-webhook)", metadata: ["target": "\(name)"])
             results = places.map { _ in .failure(.closedEarly) }
@@ -200,7 +237,7 @@ final class EventDelivery: Sendable {
             }
             metrics.failed(name)
             let attempts = events[place].attempts + 1
-            let next = clock_millis() + backoff(attempts: attempts)
+            let next = clock.milliseconds + backoff(attempts: attempts)
             outcome.retries.append(EventRetry(id: events[place].id, attempts: attempts, nextAttempt: next))
             outcome.waiting[name] = min(outcome.waiting[name] ?? next, next)
         }
@@ -251,12 +288,14 @@ final class EventDelivery: Sendable {
         return min(Self.maximumBackoffMillis, firstBackoffMillis << doublings)
     }
 
-    private static let userAgent = "blobd/\(blobdVersion)"
-
     /// Standard Webhooks' headers: `webhook-id`, `webhook-timestamp` and, with a secret,
     /// `webhook-signature: v1,BASE64(HMAC-SHA256(secret, "id.timestamp.body"))`.
-    static func headers(eventID: Int64, body: [UInt8], secret: [UInt8]?,
-                        now: Int64 = Int64(Date().timeIntervalSince1970)) -> [(String, String)] {
+    func headers(eventID: Int64, body: [UInt8], secret: [UInt8]?) -> [(String, String)] {
+        Self.headers(eventID: eventID, body: body, secret: secret, now: clock.seconds, userAgent: userAgent)
+    }
+
+    /// The headers of one delivery at `now` (seconds since the epoch).
+    static func headers(eventID: Int64, body: [UInt8], secret: [UInt8]?, now: Int64, userAgent: String) -> [(String, String)] {
         let id = "evt_\(eventID)"
         var headers = [("Content-Type", "application/json"), ("User-Agent", userAgent), ("webhook-id", id), ("webhook-timestamp", String(now))]
         if let secret {

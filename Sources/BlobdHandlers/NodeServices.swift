@@ -1,0 +1,94 @@
+import BlobStore
+import MicroHTTPD
+import Services
+import Synchronization
+
+/// A listener as a service: it binds on `start` and drains on `stop`, until the deadline.
+final class Listener: Service {
+    let name: String
+    private let configuration: HTTPServerConfiguration
+    private let handler: any HTTPHandler
+    private let server = Mutex<HTTPServer?>(nil)
+
+    init(_ name: String, _ configuration: HTTPServerConfiguration, handler: any HTTPHandler) {
+        self.name = name
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    func start() throws {
+        let started = try HTTPServer(configuration: configuration, handler: handler)
+        server.withLock { $0 = started }
+    }
+
+    /// Stops accepting new connections (both listeners at once, see `Quiesce`).
+    func quiesce() {
+        server.withLock { $0 }?.quiesce()
+    }
+
+    func stop(before deadline: ContinuousClock.Instant) {
+        guard let running = server.withLock({ $0 }) else { return }
+        let left = ContinuousClock.now.duration(to: deadline)
+        running.shutdown(grace: max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+    }
+
+    var port: UInt16? { server.withLock { $0?.port } }
+
+    var requestsInFlight: Int { server.withLock { $0?.requestsInFlight } ?? 0 }
+}
+
+/// Stopped first: both listeners stop accepting at once, then each drains in turn.
+final class Quiesce: Service {
+    let name = "blobd-quiesce"
+    private let listeners: [Listener]
+
+    init(_ listeners: [Listener]) {
+        self.listeners = listeners
+    }
+
+    func start() {}
+
+    func stop(before deadline: ContinuousClock.Instant) {
+        for listener in listeners { listener.quiesce() }
+    }
+}
+
+/// A commit pool (started with its service): on stop, the commits still running finish before
+/// the deadline; those that do not are unacknowledged, and recovery undoes them at the next start.
+final class PoolDrain: Service {
+    let name = "blobd-commit-pool"
+    private let pool: BlockingPool
+    private let abandoned = Atomic<Bool>(false)
+
+    init(_ pool: BlockingPool) {
+        self.pool = pool
+    }
+
+    func start() {}
+
+    func stop(before deadline: ContinuousClock.Instant) {
+        let left = ContinuousClock.now.duration(to: deadline)
+        let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+        if !pool.shutdown(waitingAtMost: seconds) { abandoned.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether commits were still running when the deadline passed.
+    var abandonedCommits: Bool { abandoned.load(ordering: .relaxed) }
+}
+
+/// Stopped after everything that writes: marks the store stopped cleanly, so that the next
+/// start skips the scan for orphans.
+final class CleanStop: Service {
+    let name = "blobd-clean-stop"
+    private let store: BlobStore
+
+    init(_ store: BlobStore) {
+        self.store = store
+    }
+
+    func start() {}
+
+    func stop(before deadline: ContinuousClock.Instant) {
+        store.markStoppedCleanly()
+    }
+}
