@@ -52,8 +52,10 @@ public final class KeyDirectory: Sendable {
     /// Reads the keys and the bucket settings again if the catalog's access version moved.
     public func reloadIfChanged() throws(StoreError) {
         guard let sources = sources.withLock({ $0 }) else { return }
-        try sources.settings.reloadIfChanged()
-        if try sources.index.accessVersion() != snapshot.withLock({ $0.version }) { try reloadKeys(sources.index) }
+        // One read of the access version per poll, for the keys and the settings alike.
+        let version = try sources.index.accessVersion()
+        try sources.settings.reloadIfChanged(version: version)
+        if version != snapshot.withLock({ $0.version }) { try reloadKeys(sources.index) }
     }
 
     /// Reads every key, the anonymous grants and the bucket settings.

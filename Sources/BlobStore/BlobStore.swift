@@ -90,9 +90,9 @@ public final class BlobStore: Sendable {
             owner.store?.restampExpiryInBackground(bucket: bucket)
         }
         owner.set(self)
-        try settings.reload()
         try recover(leftBehind)
         try reclaimOrphansUnlessStoppedCleanly()
+        try settings.reload()
     }
 
     /// The time of day, in seconds since the epoch, from the store's clock (`options.clock`).

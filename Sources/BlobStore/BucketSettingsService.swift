@@ -75,7 +75,13 @@ public final class BucketSettingsService: Sendable {
 
     /// Reads every bucket's settings again if the catalog's access version moved.
     public func reloadIfChanged() throws(StoreError) {
-        if try access.accessVersion() != table.withLock({ $0.version }) { try reload() }
+        try reloadIfChanged(version: access.accessVersion())
+    }
+
+    /// Reads every bucket's settings again if `version`, the access version just read, is not
+    /// the one the table was read at.
+    public func reloadIfChanged(version: Int64) throws(StoreError) {
+        if version != table.withLock({ $0.version }) { try reload() }
     }
 
     /// Reads every bucket's settings.

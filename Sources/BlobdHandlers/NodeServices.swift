@@ -27,9 +27,7 @@ final class Listener: Service {
     }
 
     func stop(before deadline: ContinuousClock.Instant) {
-        guard let running = server.withLock({ $0 }) else { return }
-        let left = ContinuousClock.now.duration(to: deadline)
-        running.shutdown(grace: max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+        server.withLock { $0 }?.shutdown(grace: secondsLeft(until: deadline))
     }
 
     var port: UInt16? { server.withLock { $0?.port } }
@@ -67,9 +65,7 @@ final class PoolDrain: Service {
     func start() {}
 
     func stop(before deadline: ContinuousClock.Instant) {
-        let left = ContinuousClock.now.duration(to: deadline)
-        let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
-        if !pool.shutdown(waitingAtMost: seconds) { abandoned.store(true, ordering: .relaxed) }
+        if !pool.shutdown(waitingAtMost: secondsLeft(until: deadline)) { abandoned.store(true, ordering: .relaxed) }
     }
 
     /// Whether commits were still running when the deadline passed.
@@ -91,4 +87,10 @@ final class CleanStop: Service {
     func stop(before deadline: ContinuousClock.Instant) {
         store.markStoppedCleanly()
     }
+}
+
+/// Seconds from now until `deadline`, 0 once it has passed.
+func secondsLeft(until deadline: ContinuousClock.Instant) -> Double {
+    let left = ContinuousClock.now.duration(to: deadline)
+    return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
 }

@@ -17,7 +17,7 @@ import Observability
 enum BlobdServer {
     /// Opens the store, serves until SIGTERM or SIGINT, then stops every service in reverse
     /// order (the listeners drain within the grace period) and returns.
-    static func run(_ configuration: Configuration, access: AccessPolicy) throws {
+    static func run(_ configuration: Configuration, access: AccessPolicy) throws -> Never {
         blockSignals()
         let logger = Logger(label: "blobd")
         let plan = configuration.bootstrapFile.map { loadBootstrap($0, targets: Set(configuration.webhookTargets.keys)) }
@@ -36,6 +36,10 @@ enum BlobdServer {
         }
         announce(configuration, node: node)
         serveUntilStopped(configuration, node: node, access: access, logger: logger)
+        // Every service has stopped; the catalog stays open to the end. Closing SQLite
+        // checkpoints its WAL, which on a full disk half-writes the database file, and the next
+        // start then cannot open it. Every acknowledged commit is durable in the WAL already.
+        withExtendedLifetime(store) { exit(0) }
     }
 
     /// The store the configuration names, opened; exits with a message when it cannot be.
