@@ -138,6 +138,12 @@ let package = Package(
         ], path: "Tests/HTTPTesting"),
         // The HTTP semantics of both dialects, each test run in process and against the live binary.
         .testTarget(name: "HTTPSemanticsTests", dependencies: ["HTTPTesting", "LiveBlobd"]),
+        // A node of the BlobdNode library started in process on port 0: its services, event
+        // delivery and blocking hooks, answered by receivers in the test.
+        .testTarget(name: "BlobdNodeTests", dependencies: [
+            "BlobdHandlers", "HTTPTesting", "LiveBlobd", "Access", "BlobCore", "BlobStore", "TusHooks", "Webhooks",
+            "OutboundHTTP", "MicroHTTPD", "CCrypto", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Launches the built blobd and talks to it with real clients; links no module of it.
         .testTarget(name: "EndToEndTests", dependencies: ["LiveBlobd"]),
         // One conformance suite over every catalog backend (SQLite, and a PostgreSQL 15 it starts).

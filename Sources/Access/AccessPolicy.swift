@@ -56,14 +56,15 @@ public final class AccessPolicy: Sendable {
     public let proxies: TrustedProxies
     private let tokens: Mutex<Tokens>
     /// The keys of the catalog (`/v1/admin/keys`, bootstrap files), once the store is open.
-    public let directory = KeyDirectory()
+    public let directory: KeyDirectory
     /// Access is closed without a tokens file too (a bootstrap file gives the keys).
     private let closed: Bool
 
     /// Loads the tokens file (if any). `closed`: credentials are needed even without a tokens
-    /// file (a bootstrap file gives keys).
+    /// file (a bootstrap file gives keys). The catalog's keys expire by `clock`.
     public init(tokensFile: String?, publicRead: Bool, proxies: TrustedProxies = TrustedProxies(),
-                closed: Bool = false) throws(TokensFileError) {
+                closed: Bool = false, clock: WallClock = .system) throws(TokensFileError) {
+        directory = KeyDirectory(clock: clock)
         self.tokensFile = tokensFile
         self.publicRead = publicRead
         self.proxies = proxies
@@ -124,7 +125,7 @@ public final class AccessPolicy: Sendable {
     public func grants(ofPrincipal name: String) -> Grants? {
         if name.hasPrefix("key:") {
             let id = String(name.dropFirst(4))
-            return directory.keys.first { $0.id == id && !$0.isExpired(now: Int64(time(nil))) }?.grants
+            return directory.keys.first { $0.id == id && !$0.isExpired(now: directory.clock.seconds) }?.grants
         }
         return fileCredentials.first { $0.principal == name }?.grants
     }

@@ -28,10 +28,15 @@ public final class KeyDirectory: Sendable {
     }
 
     private let sources: Mutex<Sources?> = Mutex(nil)
+    /// Where key expiry reads the time of day.
+    public let clock: WallClock
     private let snapshot = Mutex(Snapshot())
     private let logger = Logger(label: "blobd.keys")
 
-    public init() {}
+    /// A directory with no catalog yet, whose keys expire by `clock`.
+    public init(clock: WallClock = .system) {
+        self.clock = clock
+    }
 
     /// Serves the keys of `index` and the grants of the buckets' `settings` from now on, reading
     /// the keys at once (throws if it cannot). `poll` (blobd's key poll, a service) then keeps
@@ -82,24 +87,24 @@ public final class KeyDirectory: Sendable {
     public var catalog: (any AccessIndex)? { sources.withLock { $0?.index } }
 
     /// The key whose token has this SHA-256, unless it expired.
-    public func key(tokenHash: [UInt8], now: Int64 = Int64(time(nil))) -> KeyRecord? {
-        snapshot.withLock { $0.byToken[tokenHash] }.flatMap { $0.isExpired(now: now) ? nil : $0 }
+    public func key(tokenHash: [UInt8]) -> KeyRecord? {
+        snapshot.withLock { $0.byToken[tokenHash] }.flatMap { $0.isExpired(now: clock.seconds) ? nil : $0 }
     }
 
     /// The key with this S3 access key id, unless it expired.
-    public func key(accessKeyID: String, now: Int64 = Int64(time(nil))) -> KeyRecord? {
-        snapshot.withLock { $0.byAccessKey[accessKeyID] }.flatMap { $0.isExpired(now: now) ? nil : $0 }
+    public func key(accessKeyID: String) -> KeyRecord? {
+        snapshot.withLock { $0.byAccessKey[accessKeyID] }.flatMap { $0.isExpired(now: clock.seconds) ? nil : $0 }
     }
 
     /// True when the catalog has a key whose token has this SHA-256 and it expired (a refusal
     /// of it is counted as `expired`, not as an unknown credential).
-    public func hasExpired(tokenHash: [UInt8], now: Int64 = Int64(time(nil))) -> Bool {
-        snapshot.withLock { $0.byToken[tokenHash] }?.isExpired(now: now) ?? false
+    public func hasExpired(tokenHash: [UInt8]) -> Bool {
+        snapshot.withLock { $0.byToken[tokenHash] }?.isExpired(now: clock.seconds) ?? false
     }
 
     /// True when the catalog has a key with this access key id and it expired.
-    public func hasExpired(accessKeyID: String, now: Int64 = Int64(time(nil))) -> Bool {
-        snapshot.withLock { $0.byAccessKey[accessKeyID] }?.isExpired(now: now) ?? false
+    public func hasExpired(accessKeyID: String) -> Bool {
+        snapshot.withLock { $0.byAccessKey[accessKeyID] }?.isExpired(now: clock.seconds) ?? false
     }
 
     /// Every key, as last read.

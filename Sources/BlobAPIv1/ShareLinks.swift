@@ -36,7 +36,7 @@ extension BlobService {
     /// The link `id` if it is in force, else `.shareNotFound` (404).
     func shareInForce(_ id: String) throws -> ShareRecord {
         guard Self.isShareID(id), let share = try shareCatalog().share(id) else { throw StoreError.shareNotFound }
-        if let expires = share.expires, expires <= Int64(time(nil)) { throw StoreError.shareNotFound }
+        if let expires = share.expires, expires <= store.now() { throw StoreError.shareNotFound }
         if share.allow == .read, let limit = share.maxDownloads, share.downloads >= limit { throw StoreError.shareNotFound }
         // The maker's grants as the catalog holds them now, not as of this node's last poll: a
         // key made or changed on another node counts at once.

@@ -19,7 +19,7 @@ extension BlobService {
                 let request = try Self.jsonObject(body)
                 let name = try Self.keyName(request["name"])
                 let grants = try Self.grants(request["grants"])
-                let now = Int64(time(nil))
+                let now = store.now()
                 let expires = try Self.expiresIn(request["expires_in"]).map { now + $0 }
                 let token = KeyFactory.token(), secret = KeyFactory.secret()
                 let key = KeyRecord(id: KeyFactory.keyID(), name: name, grants: grants, tokenHash: SHA256Hasher.hash(Array(token.utf8)),

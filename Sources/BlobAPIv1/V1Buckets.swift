@@ -66,7 +66,7 @@ extension BlobService {
                     throw HTTPError.forbidden(.wholeBucket(.admin, name))
                 }
                 let settings = request.settings(name)
-                let bucket = Bucket(name: name, created: Int64(time(nil)))
+                let bucket = Bucket(name: name, created: store.now())
                 guard try store.settings.create(bucket, with: settings) else { return try existingBucket(name, request) }
                 return Self.jsonResponse(status: 201, bucketJSON(bucket), headers: [("Location", "/v1/buckets/" + name)])
             } catch {
@@ -149,7 +149,7 @@ extension BlobService {
                                        + "3 to 63 lowercase letters, digits, '.' and '-', as S3 requires.")
         }
         if try store.buckets.bucket(name) == nil {
-            _ = try store.buckets.createBucket(Bucket(name: name, created: Int64(time(nil))))
+            _ = try store.buckets.createBucket(Bucket(name: name, created: store.now()))
         }
     }
 }

@@ -33,7 +33,7 @@ extension BlobService {
                     if caller.isAnonymous { throw HTTPError.unauthorized(.noCredential, "Making a share link needs a bearer token.") }
                     throw HTTPError.forbidden(requirement)
                 }
-                let now = Int64(time(nil))
+                let now = store.now()
                 let share = ShareRecord(id: KeyFactory.shareID(), creator: caller.name, target: request.target,
                                         isPrefix: request.isPrefix, allow: request.allow, created: now,
                                         expires: request.expiresIn.map { now + $0 }, maxDownloads: request.maxDownloads)

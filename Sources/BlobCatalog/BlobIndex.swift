@@ -84,13 +84,15 @@ public struct CommitRequest: Sendable, Equatable {
     /// thread rather than in the commit's transaction, which one thread runs for a whole batch).
     public let facts: [EventFacts]
 
-    /// A request to store `record` if `condition` holds, completing `completingUpload`.
-    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil) {
+    /// A request to store `record` if `condition` holds, completing `completingUpload`, made
+    /// at `millis` (its events' time).
+    public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil,
+                at millis: Int64 = WallClock.system.milliseconds) {
         self.record = record
         self.completingUpload = completingUpload
         self.condition = condition
         self.events = events
-        facts = events?.facts(for: record, millis: Int64(Date().timeIntervalSince1970 * 1000)) ?? []
+        facts = events?.facts(for: record, millis: millis) ?? []
     }
 }
 

@@ -16,10 +16,14 @@ public final class GroupCommit: Sendable {
     private let state = Mutex((queue: [Waiting](), running: false))
     /// Runs the batches queued while one ran (one at a time, so one thread).
     private let continuation = BlockingPool(name: "blobd-group-commit", threads: 1)
+    /// Where a commit's events read their time.
+    private let clock: WallClock
 
     /// Group commit into `index`, calling `beforeBatch` with each batch's records first.
-    public init(_ index: any BlobIndex, beforeBatch: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) {
+    public init(_ index: any BlobIndex, clock: WallClock = .system,
+                beforeBatch: @escaping @Sendable ([BlobRecord]) throws(StoreError) -> Void = { _ in }) {
         self.index = index
+        self.clock = clock
         self.beforeBatch = beforeBatch
     }
 
@@ -29,7 +33,7 @@ public final class GroupCommit: Sendable {
     /// (maybe before returning); it must not block.
     public func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition,
                        events: EventDraft? = nil, then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let request = CommitRequest(record, completingUpload: completingUpload, if: condition, events: events)
+        let request = CommitRequest(record, completingUpload: completingUpload, if: condition, events: events, at: clock.milliseconds)
         let waiting = Waiting(request, completion)
         let runs = state.withLock { state in
             state.queue.append(waiting)

@@ -87,7 +87,7 @@ final class PostObjectBody: HTTPBodyConsumer {
         fields["key"] = key
         try S3Service.refuseUnsupportedPostFields(fields)
         let (authorized, policy) = try service.postPrincipal(fields)
-        try policy?.check(fields, now: Int64(time(nil)))
+        try policy?.check(fields, now: service.store.now())
         let blobKey = try S3Service.blobKey(bucket, key)
         let caller = try service.authorize(authorized, .key(.write, blobKey.bytes), noting: head)
         var condition = WriteCondition.always

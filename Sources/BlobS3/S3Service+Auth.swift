@@ -80,7 +80,7 @@ extension S3Service {
         guard !access.isOpen else { return nil }
         if let known = presigned?.entry, let key = access.s3Key(known.signed.accessKey), key.secret == known.secret {
             try Self.checkSignedHeaders(head, known.signed)
-            try Self.checkTime(known.signed, signedAt: known.signedAt)
+            try Self.checkTime(known.signed, signedAt: known.signedAt, now: store.now())
             return Authorized(signed: known.signed, accessKey: known.signed.accessKey, key: key)
         }
         if let signed = try SigV2.signed(head, query: query) {
@@ -98,7 +98,7 @@ extension S3Service {
             throw S3Error(.accessDenied, "The Host header must be signed.", refusal: .badSignature)
         }
         try Self.checkSignedHeaders(head, signed)
-        try Self.checkTime(signed, signedAt: signedAt)
+        try Self.checkTime(signed, signedAt: signedAt, now: store.now())
         let canonical = SigV4.canonicalRequest(method: head.method, rawPath: head.path, query: query,
                                                headers: head.headers, signed: signed)
         let expected = SigV4.signature(secret: key.secret, signed, stringToSign: SigV4.stringToSign(signed, canonicalRequest: canonical))
@@ -141,9 +141,8 @@ extension S3Service {
     }
 
     /// A presigned URL is valid from its date until it expires; a header-signed request within
-    /// 15 minutes of the clock either way.
-    static func checkTime(_ signed: SigV4.Signed, signedAt: Int64) throws(S3Error) {
-        let now = Int64(time(nil))
+    /// 15 minutes of `now` (the store's clock) either way.
+    static func checkTime(_ signed: SigV4.Signed, signedAt: Int64, now: Int64) throws(S3Error) {
         if let expires = signed.expires {
             guard now <= signedAt + expires else { throw S3Error(.accessDenied, "Request has expired", refusal: .expired) }
             guard signedAt <= now + maxSkew else {

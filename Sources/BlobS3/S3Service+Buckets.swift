@@ -45,7 +45,7 @@ extension S3Service {
         return .receive(BufferedBody(limit: 64 * 1024, committers: committers) { [self] body in
             do {
                 try Self.check(body, against: expected)
-                let bucket = Bucket(name: name, created: Int64(time(nil)), region: try Self.locationConstraint(body))
+                let bucket = Bucket(name: name, created: store.now(), region: try Self.locationConstraint(body))
                 // The bucket and its settings in one transaction: a failure leaves no bucket half made.
                 var settings: [BucketAccessSetting] = []
                 if acl != .private { settings.append(BucketAccessSetting(bucket: name, name: .acl, value: acl.rawValue)) }

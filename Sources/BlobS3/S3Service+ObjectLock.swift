@@ -46,7 +46,7 @@ extension S3Service {
         case (let mode?, let date?):
             guard let mode = ObjectLock.Mode(rawValue: String(mode.trimmingOWS())), let until = Self.iso8601Seconds(String(date.trimmingOWS()))
             else { throw S3Error(.invalidArgument, "Unknown wormMode directive, or a retain until date that is not an ISO 8601 time.") }
-            guard until > Int64(time(nil)) else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
+            guard until > store.now() else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
             (lock.mode, lock.retainUntil) = (mode, until)
         default:
             throw S3Error(.invalidArgument, "x-amz-object-lock-retain-until-date and x-amz-object-lock-mode must both be supplied")
@@ -140,7 +140,7 @@ extension S3Service {
             if let modeText = root.value("Mode") {
                 guard let mode = ObjectLock.Mode(rawValue: modeText), let dateText = root.value("RetainUntilDate"),
                       let until = Self.iso8601Seconds(dateText) else { throw XMLReader.malformed }
-                guard until > Int64(time(nil)) else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
+                guard until > store.now() else { throw S3Error(.invalidArgument, "The retain until date must be in the future!") }
                 retention = ObjectLock(mode: mode, retainUntil: until)
             }
             let version = try store.setLock(blobKey, id: id, retention: retention, bypassGovernance: bypass)

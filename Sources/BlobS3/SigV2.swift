@@ -222,7 +222,7 @@ extension S3Service {
     func authenticate(_ head: HTTPRequestHead, query: [(name: String, value: [UInt8])],
                       sigV2 signed: SigV2.Signed) throws(S3Error) -> Authorized {
         guard let key = access.s3Key(signed.accessKey) else { throw unknownAccessKey(signed.accessKey) }
-        let now = Int64(time(nil))
+        let now = store.now()
         if let expires = signed.expires {
             guard now <= expires else { throw S3Error(.accessDenied, "Request has expired", refusal: .expired) }
             guard expires <= now + Self.maxPresignedLifetime else {

@@ -78,7 +78,7 @@ public final class BlobStore: Sendable {
         let catalog = try opener.open(CatalogContext(directory: directory, invalidKeys: invalidKeys, clock: options.clock))
         self.catalog = catalog
         self.index = catalog.blobs
-        self.commits = GroupCommit(catalog.blobs, beforeBatch: Self.folderSync(blobFolders, in: directory))
+        self.commits = GroupCommit(catalog.blobs, clock: options.clock, beforeBatch: Self.folderSync(blobFolders, in: directory))
         self.uploadIndex = catalog.uploads
         self.buckets = catalog.buckets
         self.multipartIndex = catalog.multipart

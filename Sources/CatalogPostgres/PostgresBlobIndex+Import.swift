@@ -50,7 +50,7 @@ extension PostgresBlobIndex {
                     // Due for the sweep now: it applies the bucket's lifecycle rules (if any) to
                     // each imported version once, and stamps the deadline it finds.
                     try connection.execute(Self.insertVersion, PostgresBlobRow.values(record)
-                                           + [.text(version.deleteMarker ? "t" : "f"), .int(Int64(time(nil)))])
+                                           + [.text(version.deleteMarker ? "t" : "f"), .int(clock.seconds)])
                     added += 1
                 }
                 return added

@@ -67,7 +67,7 @@ extension PostgresBlobIndex {
         return try run { () throws(PostgresError) in
             try pool.withConnection { connection throws(PostgresError) in
                 try connection.execute("INSERT INTO garbage (version, since) SELECT unnest($1::text[]), $2 ON CONFLICT (version) DO NOTHING",
-                                       [.textArray(versions), .int(Int64(time(nil)))]).affected
+                                       [.textArray(versions), .int(clock.seconds)]).affected
             }
         }
     }

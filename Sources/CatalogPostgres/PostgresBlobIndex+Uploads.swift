@@ -45,7 +45,7 @@ extension PostgresBlobIndex {
                     INSERT INTO claims (id, node, until) VALUES ($1, $2, $3)
                     ON CONFLICT (id) DO UPDATE SET node = excluded.node, until = excluded.until
                     WHERE claims.node = excluded.node OR claims.until < $4
-                    """, [.text(id), .text(node), .int(until), .int(Int64(time(nil)))]).affected == 1
+                    """, [.text(id), .text(node), .int(until), .int(clock.seconds)]).affected == 1
             }
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BlobCore
 import Synchronization
 
 /// The event queue's samples on `/metrics`: pending events and the oldest one's age per target
@@ -34,7 +35,7 @@ public final class EventMetrics: Sendable {
     public func dropped(_ target: String) { state.withLock { $0.dropped[target, default: 0] += 1 } }
 
     /// The exposition text (nothing without targets).
-    func render(nowMillis: Int64 = Int64(clock_millis())) -> String {
+    func render(nowMillis: Int64 = WallClock.system.milliseconds) -> String {
         let state = state.withLock { $0 }
         guard !state.targets.isEmpty else { return "" }
         var out = ""
@@ -52,11 +53,4 @@ public final class EventMetrics: Sendable {
         family("blobd_events_dropped_total", "counter", "Events dropped past --notify-retention, by target.") { String(state.dropped[$0] ?? 0) }
         return out
     }
-}
-
-/// Milliseconds since the epoch.
-public func clock_millis() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

@@ -157,3 +157,11 @@ public struct TestClient: Sendable {
         try send("PUT", target, fields, body: body)
     }
 }
+
+extension TestClient {
+    /// A client of a listener on 127.0.0.1 at `port` over raw HTTP/1.1: a node a test started
+    /// in this process, on a real socket.
+    public static func live(port: UInt16) -> TestClient {
+        TestClient(.live(LiveTransport(port: Int(port))), host: "127.0.0.1:\(port)")
+    }
+}
