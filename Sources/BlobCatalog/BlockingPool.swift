@@ -8,11 +8,14 @@ import Synchronization
 ///   fsync and index commit, and S3 copies, off libmicrohttpd's few worker threads; drained at
 ///   shutdown, after the listeners stop;
 /// - each `GroupCommit`'s pool (one thread): the next batch of commits queued while one ran;
-/// - `ReadBatch`'s pool (one thread per batch in flight): PostgreSQL point reads.
+/// - `ReadBatch`'s pool (one thread per batch in flight): PostgreSQL point reads;
+/// - the store's `background` (one thread): a bucket's expiry restamp after a lifecycle change;
+/// - event delivery's catalog thread.
 ///
 /// Not pool work, each a loop of its own: the log flusher (`LogOutput`), the connection
-/// watchdog, the expiry sweeper (a timer in `blobd`), and `BodyHasher`'s second thread, which
-/// hashes one upload's buffers in order.
+/// watchdog, the periodic tasks (`PeriodicTask`: key poll, sweeps), the delivery loop, and
+/// `BodyHasher`'s second thread, which hashes one upload's buffers in order and ends with the
+/// request.
 public final class BlockingPool: Sendable {
     private let core: Core
 

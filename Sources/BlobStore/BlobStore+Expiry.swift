@@ -111,10 +111,11 @@ extension BlobStore {
         return changed
     }
 
-    /// `restampExpiry` on a thread of its own, logging a failure (the reads decide with the rules
-    /// in force meanwhile; a blob left with an old stamp is checked again when the sweep finds it).
+    /// `restampExpiry` on the store's `background` thread (one restamp at a time, in the order
+    /// the rules changed), logging a failure: the reads decide with the rules in force
+    /// meanwhile, and a blob left with an old stamp is checked again when the sweep finds it.
     public func restampExpiryInBackground(bucket: String) {
-        DispatchQueue.global().async { [self] in
+        background.submit { [self] in
             do throws(StoreError) {
                 let changed = try restampExpiry(bucket: bucket)
                 logger.info("Expiry deadlines stamped after a lifecycle change",

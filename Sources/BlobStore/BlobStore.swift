@@ -52,6 +52,9 @@ public final class BlobStore: Sendable {
     let busyUploads = Mutex<[String: ClaimHolder]>([:])
     /// S3 parts being received, by `UPLOAD-NUMBER`.
     let partsInFlight = Mutex<[String: ClaimHolder]>([:])
+    /// Where the store's own background work runs (a bucket's expiry restamp after its lifecycle
+    /// rules change): one thread, which the node stops with its other services.
+    public let background = BlockingPool(name: "blobd-restamp", threads: 1)
     /// The `LifecycleExpiration:Delete` event of a blob the sweep removes, if a subscription wants one.
     let expiryEvents = Mutex<(@Sendable (String, BlobKey) -> EventDraft?)?>(nil)
 

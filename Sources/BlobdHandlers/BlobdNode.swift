@@ -11,7 +11,7 @@ import Webhooks
 /// start one on port 0 the same way.
 ///
 /// Started in this order and stopped in reverse: the log's flusher, the store's clean-stop
-/// mark, the key poll, the commit pools, the sweeps, event delivery, the listeners, and last the
+/// mark, the store's background restamps, the key poll, the commit pools, the sweeps, event delivery, the listeners, and last the
 /// quiesce of both listeners, so that on stop both stop accepting at once and share the grace.
 public final class BlobdNode: Sendable {
     /// What a node is started with, beside the store, the access policy and the handlers' settings.
@@ -72,8 +72,9 @@ public final class BlobdNode: Sendable {
         }
         if let log = settings.log { group.add(log) }
         group.add(CleanStop(store))
+        group.add(PoolDrain(store.background, name: "blobd-restamp"))
         group.add(PeriodicTask("blobd-keys", every: settings.keyPollInterval, runsAtStart: false) { access.directory.poll() })
-        drains = pools.map(PoolDrain.init)
+        drains = pools.map { PoolDrain($0) }
         for drain in drains { group.add(drain) }
         group.add(PeriodicTask("blobd-sweep", every: settings.uploadSweepInterval) {
             store.removeExpiredUploads()

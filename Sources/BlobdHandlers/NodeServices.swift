@@ -51,15 +51,17 @@ final class Quiesce: Service {
     }
 }
 
-/// A commit pool (started with its service): on stop, the commits still running finish before
-/// the deadline; those that do not are unacknowledged, and recovery undoes them at the next start.
+/// A pool (started with its service) whose work, on stop, finishes before the deadline. A
+/// commit pool's commits that do not are unacknowledged, and recovery undoes them at the next
+/// start; a restamp that does not leaves stamps the expiry sweep checks again.
 final class PoolDrain: Service {
-    let name = "blobd-commit-pool"
+    let name: String
     private let pool: BlockingPool
     private let abandoned = Atomic<Bool>(false)
 
-    init(_ pool: BlockingPool) {
+    init(_ pool: BlockingPool, name: String = "blobd-commit-pool") {
         self.pool = pool
+        self.name = name
     }
 
     func start() {}
@@ -68,7 +70,7 @@ final class PoolDrain: Service {
         if !pool.shutdown(waitingAtMost: secondsLeft(until: deadline)) { abandoned.store(true, ordering: .relaxed) }
     }
 
-    /// Whether commits were still running when the deadline passed.
+    /// Whether work was still running when the deadline passed.
     var abandonedCommits: Bool { abandoned.load(ordering: .relaxed) }
 }
 

@@ -67,7 +67,7 @@ import Webhooks
         var options = TestNode.Options()
         options.webhooks = ["hook": WebhookTarget(url: try receiver.url())]
         let node = try TestNode(options)
-        #expect(node.node.serviceNames == ["blobd-clean-stop", "blobd-keys", "blobd-commit-pool", "blobd-sweep", "blobd-expiry",
+        #expect(node.node.serviceNames == ["blobd-clean-stop", "blobd-restamp", "blobd-keys", "blobd-commit-pool", "blobd-sweep", "blobd-expiry",
                                            "blobd-events", "blobd-v1", "blobd-quiesce"])
         #expect(try node.v1.get("/healthz").status == 200)
         #expect(!FileManager.default.fileExists(atPath: node.directory.path + "/data/tmp/clean-stop"))
