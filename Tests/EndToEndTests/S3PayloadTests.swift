@@ -158,7 +158,8 @@ import Testing
                         body += b"%x;chunk-signature=%s\\r\\n" % (len(data), previous.encode())
                     else:
                         body += b"%x\\r\\n" % len(data)
-                    if data: body += (data[:-1] + b"!" if tamper and data is chunks[-1] else data) + b"\\r\\n"
+                    # Tampering flips a bit of the last byte (a fixed byte would leave 1 in 256 random chunks unchanged).
+                    if data: body += (data[:-1] + bytes([data[-1] ^ 1]) if tamper and data is chunks[-1] else data) + b"\\r\\n"
                 if trailer: body += ("%s:%s\\r\\n" % trailer).encode()
                 if trailer and mode.endswith("-TRAILER") and mode.startswith("STREAMING-AWS4"):
                     canonical_trailer = "%s:%s\\n" % trailer
