@@ -29,6 +29,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         case incompleteBody = "IncompleteBody"
         case invalidDigest = "InvalidDigest"
         case invalidLocationConstraint = "InvalidLocationConstraint"
+        case invalidStorageClass = "InvalidStorageClass"
         case missingContentLength = "MissingContentLength"
         case malformedXML = "MalformedXML"
         case malformedPOSTRequest = "MalformedPOSTRequest"
@@ -76,7 +77,7 @@ struct S3Error: Error, Equatable, ClassifiedFailure {
         var failureClass: FailureClass {
             switch self {
             case .authorizationHeaderMalformed, .authorizationQueryParametersError, .badDigest, .invalidArgument,
-                 .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint,
+                 .invalidBucketName, .invalidRequest, .keyTooLong, .incompleteBody, .invalidDigest, .invalidLocationConstraint, .invalidStorageClass,
                  .missingContentLength, .malformedXML, .malformedPOSTRequest, .malformedPolicy, .malformedACL, .malformedTrailer, .metadataTooLarge,
                  .invalidPart, .invalidPartOrder,
                  .entityTooSmall, .contentSHA256Mismatch:

@@ -45,6 +45,8 @@ enum S3Operation: String, Sendable, CaseIterable {
     /// configuration GETs).
     static let unsupportedSubresources: Set<String> = [
         "tagging", "website", "replication", "encryption", "logging", "torrent",
+        "accelerate", "requestPayment", "ownershipControls", "publicAccessBlock", "analytics", "inventory", "metrics",
+        "intelligent-tiering", "restore", "select",
     ]
 
     /// The subresources of a bucket's policy: operations on a bucket, unsupported elsewhere.

@@ -136,6 +136,7 @@ extension S3Service {
         }
         if checkingACLs && (head.method == "PUT" || head.method == "POST") {
             try refuseACLs(head)
+            try refuseUnkeptObjectSettings(head)
         }
         if !takingLock && (head.method == "PUT" || head.method == "POST") { try refuseObjectLock(head) }
     }
@@ -148,6 +149,30 @@ extension S3Service {
             let name = field.name.lowercased()
             if name.hasPrefix("x-amz-object-lock-") {
                 throw S3Error(.notImplemented, "blobd does not support Object Lock yet (\(field.name)); nothing was stored.")
+            }
+        }
+    }
+
+    /// The storage classes S3 names; blobd keeps every object as STANDARD.
+    static let storageClasses: Set<String> = ["STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING",
+                                              "GLACIER", "DEEP_ARCHIVE", "OUTPOSTS", "GLACIER_IR", "SNOW", "EXPRESS_ONEZONE"]
+
+    /// What a write may ask to be kept with an object that blobd does not keep: server-side
+    /// encryption (SSE-S3, SSE-KMS, SSE-C, also of a copy's source), tags, a website redirect,
+    /// a storage class other than STANDARD. Refused (501) rather than stored without it; a class
+    /// S3 does not know is InvalidStorageClass, as in S3.
+    static func refuseUnkeptObjectSettings(_ head: HTTPRequestHead) throws(S3Error) {
+        for field in head.headers {
+            let name = field.name.lowercased()
+            if name == "x-amz-storage-class" {
+                let value = String(field.value.trimmingOWS())
+                if value == "STANDARD" { continue }
+                guard storageClasses.contains(value) else { throw S3Error(.invalidStorageClass, "The storage class you specified is not valid.") }
+                throw S3Error(.notImplemented, "blobd keeps every object in the STANDARD storage class; \(value) is not supported.")
+            }
+            if name.hasPrefix("x-amz-server-side-encryption") || name.hasPrefix("x-amz-copy-source-server-side-encryption")
+                || name == "x-amz-tagging" || name == "x-amz-website-redirect-location" {
+                throw S3Error(.notImplemented, "blobd's S3 dialect does not support \(field.name); nothing was stored.")
             }
         }
     }
@@ -184,6 +209,9 @@ extension S3Service {
             case "tagging": throw S3Error(.noSuchTagSet, "The TagSet does not exist")
             case "logging": return xml("<BucketLoggingStatus xmlns=\"\(XML.namespace)\"/>")
             case "notification": return xml("<NotificationConfiguration xmlns=\"\(XML.namespace)\"/>")
+            case "accelerate": return xml("<AccelerateConfiguration xmlns=\"\(XML.namespace)\"/>")
+            case "requestPayment":
+                return xml("<RequestPaymentConfiguration xmlns=\"\(XML.namespace)\"><Payer>BucketOwner</Payer></RequestPaymentConfiguration>")
             default: return nil
             }
         case .object(let bucket, let key):

@@ -148,6 +148,45 @@ import Testing
         }
         #expect(try s3.get("/errs/k").text == "hello", "no failed write changed it")
     }
+
+    /// What a write asks to keep with an object that blobd does not keep is refused, never
+    /// stored without it: encryption, tags, a website redirect, a storage class but STANDARD.
+    @Test(arguments: Mode.selected) func unkeptObjectSettingsAreRefused(_ mode: Mode) throws {
+        let server = try TestServer(mode, ServerSettings(s3: true))
+        let s3 = server.s3
+        try s3.send("PUT", "/kept")
+        try s3.put("/kept/source", Array("hello".utf8))
+        let refused: [(String, String, String, Int, String)] = [
+            ("PUT", "/kept/a", "x-amz-server-side-encryption: AES256", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-server-side-encryption-customer-algorithm: AES256", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-tagging: team=blue", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-website-redirect-location: /b", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-storage-class: GLACIER", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-storage-class: COLD", 400, "InvalidStorageClass"),
+            ("POST", "/kept/a?uploads", "x-amz-server-side-encryption: aws:kms", 501, "NotImplemented"),
+            ("PUT", "/kept/a", "x-amz-copy-source-server-side-encryption-customer-algorithm: AES256", 501, "NotImplemented"),
+        ]
+        for (method, target, field, status, code) in refused {
+            let copy = field.hasPrefix("x-amz-copy-source") ? ["x-amz-copy-source: /kept/source"] : []
+            let answer = try s3.send(method, target, [field] + copy, body: method == "PUT" && copy.isEmpty ? [1] : [])
+            #expect(answer.status == status, "\(field): \(answer.text)")
+            #expect(answer.s3Code == code, "\(field)")
+        }
+        #expect(try s3.get("/kept/a").status == 404, "nothing was stored")
+        #expect(try s3.put("/kept/a", [1], ["x-amz-storage-class: STANDARD"]).status == 200)
+        // Subresources blobd has no such setting for: setting one is refused, never taken as
+        // a bucket or object write; reading accelerate or requestPayment answers S3's default.
+        for (method, target) in [("PUT", "/kept?accelerate"), ("PUT", "/kept?requestPayment"), ("PUT", "/kept?ownershipControls"),
+                                 ("DELETE", "/kept?publicAccessBlock"), ("GET", "/kept?inventory"), ("POST", "/kept/a?restore"),
+                                 ("POST", "/kept/a?select&select-type=2"), ("PUT", "/kept/a?restore")] {
+            let answer = try s3.send(method, target, [], body: method == "GET" || method == "DELETE" ? [] : Array("<x/>".utf8))
+            #expect(answer.status == 501, "\(method) \(target): \(answer.text)")
+            #expect(answer.s3Code == "NotImplemented", "\(method) \(target)")
+        }
+        #expect(try s3.get("/kept/a").body == [1], "no refused request changed the object")
+        #expect(try s3.get("/kept?accelerate").text.contains("<AccelerateConfiguration"))
+        #expect(try s3.get("/kept?requestPayment").text.contains("<Payer>BucketOwner</Payer>"))
+    }
 }
 
 /// The text of the first `<name>` element.
