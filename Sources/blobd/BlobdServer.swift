@@ -68,11 +68,11 @@ enum BlobdServer {
         }
     }
 
-    /// The exit status of a bad bootstrap file: EX_USAGE, as for every setting that will not fix
-    /// itself (the systemd unit does not restart on it).
-    static let badBootstrapStatus: Int32 = 64
+    /// The exit status of a bad bootstrap file: 2, as the API contract says (the systemd unit
+    /// does not restart on it, as on 64 for every other setting that will not fix itself).
+    static let badBootstrapStatus: Int32 = 2
 
-    /// The bootstrap file, checked; a bad one stops blobd (exit 64) before anything is applied.
+    /// The bootstrap file, checked; a bad one stops blobd (exit 2) before anything is applied.
     private static func loadBootstrap(_ path: String, targets: Set<String>) -> BootstrapPlan {
         do throws(Bootstrap.Invalid) {
             return try Bootstrap.checkTargets(Bootstrap.load(path), targets: targets)

@@ -11,7 +11,7 @@ import Access
 /// ..., "object_lock": ...}], "keys": [{"name", "grants": [...], "token", "access_key_id",
 /// "secret_access_key"}], "anonymous": [GRANT, ...]}`; a bucket's settings are in the JSON of
 /// their admin API (versioning and Object Lock: `Bootstrap+Versions.swift`). A bad file stops
-/// blobd with exit 64 (EX_USAGE), as every setting that will not fix itself does.
+/// blobd with exit 2, as the API contract says (every other bad setting exits 64, EX_USAGE).
 enum Bootstrap {
     /// Why a bootstrap file was refused.
     struct Invalid: Error, CustomStringConvertible {

@@ -34,7 +34,7 @@ struct CheckConfig: ParsableCommand {
                 let plan = try Bootstrap.checkTargets(Bootstrap.load(path), targets: Set(configuration.webhookTargets.keys))
                 bootstrap = "\(path): \(plan.buckets.count) buckets, \(plan.keys.count) keys, \(plan.anonymous.list.count) anonymous grants"
             } catch {
-                // As blobd itself: a bad bootstrap file stops it with exit 64.
+                // As blobd itself: a bad bootstrap file stops it with exit 2.
                 printError("blobd check-config: --bootstrap \(path): \(error)")
                 throw ExitCode(BlobdServer.badBootstrapStatus)
             }

@@ -3,8 +3,8 @@ import LiveBlobd
 import Testing
 
 /// `--bootstrap FILE` (issue 22): buckets, keys with the secrets CI chooses, and anonymous
-/// grants, applied atomically and idempotently before blobd listens; a bad file exits 64
-/// (EX_USAGE, as deploy/ says of every bad setting) and applies nothing.
+/// grants, applied atomically and idempotently before blobd listens; a bad file exits 2 (the
+/// API contract's status; every other bad setting exits 64) and applies nothing.
 @Suite struct BootstrapTests {
     static let file = """
         {"buckets": [{"name": "artifacts"}],
@@ -86,12 +86,12 @@ import Testing
         (#"{"buckets": [{"name": "fine", "versions": "Enabled"}]}"#,
          "bucket 'fine': unknown member 'versions' (blobd knows name, cors, lifecycle, notifications, object_lock, versioning)"),
     ])
-    func aBadFileExits64AndAppliesNothing(_ text: String, _ message: String) throws {
+    func aBadFileExits2AndAppliesNothing(_ text: String, _ message: String) throws {
         let dir = TempDir()
         let path = dir.file("bootstrap.json", Array(text.utf8))
         let result = try run(blobdExecutable(), ["--bootstrap", path, "--data-dir", dir.path + "/data", "--listen", "127.0.0.1:0"],
                              timeout: 30)
-        #expect(result.status == 64)
+        #expect(result.status == 2)
         #expect(result.stderr.contains(message) && result.stderr.contains("nothing was applied"), "\(result.stderr)")
         #expect(!String(decoding: result.stdout, as: UTF8.self).contains("listening"))
     }
@@ -110,9 +110,9 @@ import Testing
         #expect(got.status == 200 && got.text == rules, "\(got.text)")
     }
 
-    /// A bootstrap key that would take a key made at run time's token stops blobd (exit 64) and
+    /// A bootstrap key that would take a key made at run time's token stops blobd (exit 2) and
     /// leaves the index as it was.
-    @Test func aKeyTakingAnotherKeysTokenExits64() throws {
+    @Test func aKeyTakingAnotherKeysTokenExits2() throws {
         let dir = TempDir()
         let data = dir.path + "/data"
         let admin = dir.file("tokens", Array("admin-token admin\n".utf8))
@@ -125,7 +125,7 @@ import Testing
         #expect(blobd.stop() == 0)
         let clash = dir.file("clash.json", Array(#"{"buckets": [{"name": "never"}], "keys": [{"name": "ci", "grants": [], "token": "\#(token)"}]}"#.utf8))
         let result = try run(blobdExecutable(), ["--bootstrap", clash, "--data-dir", data, "--listen", "127.0.0.1:0"], timeout: 30)
-        #expect(result.status == 64)
+        #expect(result.status == 2)
         #expect(result.stderr.contains("another key has the token or access key id"), "\(result.stderr)")
         let buckets = try run("/usr/bin/env", ["python3", "-c", """
             import sqlite3, sys
@@ -137,7 +137,7 @@ import Testing
     }
 
     /// `blobd check-config --bootstrap FILE` checks the file as blobd would: exit 0 with a
-    /// summary, or exit 64 with the reason.
+    /// summary, or exit 2 with the reason.
     @Test func checkConfigChecksTheFile() throws {
         let dir = TempDir()
         let good = dir.file("good.json", Array(Self.file.utf8))
@@ -146,7 +146,7 @@ import Testing
         #expect(String(decoding: checked.stdout, as: UTF8.self).contains("bootstrap: \(good): 1 buckets, 1 keys, 1 anonymous grants\n"))
         let bad = dir.file("bad.json", Array(#"{"anonymous": ["fly"]}"#.utf8))
         let refused = try run(blobdExecutable(), ["check-config", "--bootstrap", bad, "--data-dir", dir.path + "/data"])
-        #expect(refused.status == 64)
+        #expect(refused.status == 2)
         #expect(refused.stderr.contains("unknown action 'fly'"), "\(refused.stderr)")
     }
 }
