@@ -84,15 +84,15 @@ public struct CommitRequest: Sendable, Equatable {
     /// thread rather than in the commit's transaction, which one thread runs for a whole batch).
     public let facts: [EventFacts]
 
-    /// A request to store `record` if `condition` holds, completing `completingUpload`, made
-    /// at `millis` (its events' time).
+    /// A request to store `record` if `condition` holds, completing `completingUpload`; its
+    /// events (if any) are timed by `clock`, which is read only when there are some.
     public init(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition, events: EventDraft? = nil,
-                at millis: Int64 = WallClock.system.milliseconds) {
+                clock: WallClock = .system) {
         self.record = record
         self.completingUpload = completingUpload
         self.condition = condition
         self.events = events
-        facts = events?.facts(for: record, millis: millis) ?? []
+        facts = events?.facts(for: record, millis: clock.milliseconds) ?? []
     }
 }
 

@@ -33,7 +33,7 @@ public final class GroupCommit: Sendable {
     /// (maybe before returning); it must not block.
     public func commit(_ record: BlobRecord, completingUpload: String? = nil, if condition: WriteCondition,
                        events: EventDraft? = nil, then completion: @escaping (Result<IndexCommit, StoreError>) -> Void) {
-        let request = CommitRequest(record, completingUpload: completingUpload, if: condition, events: events, at: clock.milliseconds)
+        let request = CommitRequest(record, completingUpload: completingUpload, if: condition, events: events, clock: clock)
         let waiting = Waiting(request, completion)
         let runs = state.withLock { state in
             state.queue.append(waiting)
